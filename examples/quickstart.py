@@ -1,0 +1,74 @@
+"""Brick a real thread, see the error, repair the history.
+
+Runs on a SQLite file with a scripted chat model: no server, no API key.
+
+    python examples/quickstart.py [path/to/quickstart.sqlite]
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from fake_model import call, scripted
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.prebuilt import create_react_agent
+
+from langgraph_checkpoint_repair import repair_messages
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+CONFIG: Any = {"configurable": {"thread_id": "support-42"}}
+
+
+def get_weather(city: str) -> str:
+    """Return the weather for a city."""
+    return f"It is sunny in {city}."
+
+
+def show(title: str, messages: list[BaseMessage]) -> None:
+    print(f"\n{title}")
+    for message in messages:
+        calls = [c["id"] for c in getattr(message, "tool_calls", [])]
+        answers = getattr(message, "tool_call_id", None)
+        note = f" calls {calls}" if calls else f" answers {answers}" if answers else ""
+        print(f"  {message.type:>5}: {str(message.content)[:60]!r}{note}")
+
+
+def brick_a_thread(saver: SqliteSaver) -> None:
+    """The model asks for a tool, the thread stops before it, the user moves on."""
+    model = scripted(call("get_weather", "call_1", city="Paris"), "Why did the chicken...")
+    graph = create_react_agent(model, [get_weather], checkpointer=saver, interrupt_before=["tools"])
+    graph.invoke({"messages": [HumanMessage("Weather in Paris?")]}, CONFIG)
+    print("The agent asked for get_weather and stopped before running it (interrupt).")
+    for attempt in (1, 2):
+        try:
+            graph.invoke({"messages": [HumanMessage("Never mind, tell me a joke.")]}, CONFIG)
+        except ValueError as error:
+            code = "INVALID_CHAT_HISTORY" if "INVALID_CHAT_HISTORY" in str(error) else "error"
+            print(f"Run {attempt} after the user changed the subject fails with {code}:")
+            print(f"  {str(error).splitlines()[0][:100]}...")
+
+
+def main() -> None:
+    path = Path(sys.argv[1] if len(sys.argv) > 1 else "quickstart.sqlite")
+    path.unlink(missing_ok=True)
+    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    brick_a_thread(saver)
+
+    stored = saver.get_tuple(CONFIG)
+    assert stored is not None
+    history = stored.checkpoint["channel_values"]["messages"]
+    show("The stored history (the call has no result):", history)
+
+    result = repair_messages(history)
+    show("repair_messages(history).messages:", result.messages)
+    print("\nActions:", [f"{a.kind} {a.tool_call_id}" for a in result.actions])
+    print(f"\nThe thread lives in {path}.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+"""Repair LangGraph threads whose history has tool calls without results."""
+
+from .engine import (
+    MARKER_KEY,
+    HistoryError,
+    PendingCall,
+    RepairAction,
+    RepairPolicy,
+    RepairResult,
+    is_synthetic,
+    repair_messages,
+)
+
+__all__ = [
+    "MARKER_KEY",
+    "HistoryError",
+    "PendingCall",
+    "RepairAction",
+    "RepairPolicy",
+    "RepairResult",
+    "is_synthetic",
+    "repair_messages",
+]

@@ -1,0 +1,19 @@
+"""The pure repair engine: rules, policy and actions. It does no I/O."""
+
+from .actions import ActionKind, HistoryError, RepairAction, RepairResult
+from .policy import DEFAULT_TEXTS, PendingCall, RepairPolicy
+from .repair import repair_messages
+from .synthetic import MARKER_KEY, is_synthetic
+
+__all__ = [
+    "DEFAULT_TEXTS",
+    "MARKER_KEY",
+    "ActionKind",
+    "HistoryError",
+    "PendingCall",
+    "RepairAction",
+    "RepairPolicy",
+    "RepairResult",
+    "is_synthetic",
+    "repair_messages",
+]

@@ -1,0 +1,64 @@
+"""What a repair did (or, in strict mode, would have done)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from langchain_core.messages import BaseMessage
+
+ActionKind = Literal[
+    "placeholder",
+    "call_dropped",
+    "moved",
+    "orphan_dropped",
+    "duplicate_dropped",
+    "unrepairable",
+]
+
+
+@dataclass(frozen=True)
+class RepairAction:
+    """One rule applied to one tool call or tool result.
+
+    `index` is the position in the *input* list of the message concerned: the
+    AIMessage for `placeholder`, `call_dropped` and `unrepairable`, the
+    ToolMessage for `moved`, `orphan_dropped` and `duplicate_dropped`.
+    """
+
+    kind: ActionKind
+    tool_call_id: str | None
+    tool_name: str | None
+    index: int
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-friendly form, for logs, audit rows and checkpoint metadata."""
+        return {
+            "kind": self.kind,
+            "tool_call_id": self.tool_call_id,
+            "tool_name": self.tool_name,
+            "index": self.index,
+        }
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    """The repaired history and the actions that produced it.
+
+    When `changed` is False, `messages` is the very list that was passed in.
+    """
+
+    messages: list[BaseMessage]
+    actions: tuple[RepairAction, ...]
+    changed: bool
+
+
+class HistoryError(ValueError):
+    """Raised in strict mode when a history breaks the provider pairing rules."""
+
+    def __init__(self, actions: Sequence[RepairAction]) -> None:
+        self.actions = tuple(actions)
+        kinds = ", ".join(f"{a.kind} {a.tool_call_id!r}" for a in self.actions[:5])
+        more = f" and {len(self.actions) - 5} more" if len(self.actions) > 5 else ""
+        super().__init__(f"invalid tool-call history: {kinds}{more}")

@@ -1,0 +1,74 @@
+"""The provider-rule oracle: format a history with the real provider converters
+and check the tool-call pairing rules on what they produce."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_anthropic.chat_models import _format_messages
+from langchain_core.messages import BaseMessage
+from langchain_openai.chat_models.base import _convert_message_to_dict
+
+
+def openai_violations(messages: Sequence[BaseMessage]) -> list[str]:
+    """Chat Completions: each assistant call answered once in the tool run right after it."""
+    payload = [_convert_message_to_dict(m) for m in messages]
+    problems: list[str] = []
+    waiting: list[str] | None = None
+    for n, item in enumerate(payload):
+        if item["role"] == "tool":
+            if waiting is None or item["tool_call_id"] not in waiting:
+                problems.append(f"openai: tool message {n} answers no pending call")
+            else:
+                waiting.remove(item["tool_call_id"])
+            continue
+        if waiting:
+            problems.append(f"openai: calls {waiting} unanswered before message {n}")
+        waiting = None
+        if item["role"] == "assistant" and item.get("tool_calls"):
+            ids = [c["id"] for c in item["tool_calls"]]
+            if len(set(ids)) != len(ids):
+                problems.append(f"openai: duplicate call ids in message {n}")
+            waiting = ids
+    if waiting:
+        problems.append(f"openai: calls {waiting} unanswered at the end")
+    return problems
+
+
+def anthropic_violations(messages: Sequence[BaseMessage]) -> list[str]:
+    """Messages API: each tool_use answered by a tool_result in the very next user turn."""
+    _, payload = _format_messages(messages, model="claude")
+    problems: list[str] = []
+    previous_uses: list[str] = []
+    for n, turn in enumerate(payload):
+        blocks = _blocks(turn)
+        if turn["role"] == "user":
+            results = [b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"]
+            if sorted(results) != sorted(previous_uses):
+                problems.append(f"anthropic: turn {n} answers {results}, expected {previous_uses}")
+            previous_uses = []
+        else:
+            if previous_uses:
+                problems.append(f"anthropic: tool_use {previous_uses} not answered at {n}")
+            previous_uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+            if len(set(previous_uses)) != len(previous_uses):
+                problems.append(f"anthropic: duplicate tool_use ids in turn {n}")
+    if previous_uses:
+        problems.append(f"anthropic: tool_use {previous_uses} unanswered at the end")
+    return problems
+
+
+def _blocks(turn: dict[str, Any]) -> list[dict[str, Any]]:
+    content = turn["content"]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def violations(messages: Sequence[BaseMessage]) -> list[str]:
+    """Every way `messages` breaks either provider's pairing rules."""
+    return openai_violations(messages) + anthropic_violations(messages)
+
+
+def assert_valid(messages: Sequence[BaseMessage]) -> None:
+    problems = violations(messages)
+    assert not problems, problems
