@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from tests.stores import Store
 
 POSTGRES_URI = os.environ.get("TEST_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -43,3 +51,31 @@ def pg_uri(postgres_server: str) -> Iterator[str]:
     yield f"{postgres_server}{separator}options={quote(f'-c search_path={schema}')}"
     with psycopg.connect(postgres_server, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+
+SAVER_KINDS = ["memory", "sqlite", "postgres", "amemory", "aiosqlite", "apostgres"]
+
+
+@pytest.fixture(params=SAVER_KINDS)
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    """Each real saver, sync (driven with invoke) and async (driven with ainvoke)."""
+    kind = request.param
+    path = str(tmp_path / "threads.sqlite")
+    if kind in ("memory", "amemory"):
+        yield Store(InMemorySaver(), is_async=kind == "amemory")
+    elif kind == "sqlite":
+        with SqliteSaver.from_conn_string(path) as saver:
+            yield Store(saver, is_async=False)
+    elif kind == "aiosqlite":
+        async with AsyncSqliteSaver.from_conn_string(path) as asaver:
+            yield Store(asaver, is_async=True)
+    elif kind == "postgres":
+        with PostgresSaver.from_conn_string(request.getfixturevalue("pg_uri")) as pg:
+            pg.setup()
+            yield Store(pg, is_async=False)
+    else:
+        uri = request.getfixturevalue("pg_uri")
+        async with AsyncPostgresSaver.from_conn_string(uri) as apg:
+            await apg.setup()
+            yield Store(apg, is_async=True)

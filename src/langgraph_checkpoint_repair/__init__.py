@@ -1,5 +1,6 @@
 """Repair LangGraph threads whose history has tool calls without results."""
 
+from .checkpointer import PatchingCheckpointer, RepairEvent
 from .engine import (
     MARKER_KEY,
     HistoryError,
@@ -14,8 +15,10 @@ from .engine import (
 __all__ = [
     "MARKER_KEY",
     "HistoryError",
+    "PatchingCheckpointer",
     "PendingCall",
     "RepairAction",
+    "RepairEvent",
     "RepairPolicy",
     "RepairResult",
     "is_synthetic",

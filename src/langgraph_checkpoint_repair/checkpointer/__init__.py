@@ -1,0 +1,6 @@
+"""The load-time repair wrapper around any LangGraph checkpoint saver."""
+
+from .saver import PatchingCheckpointer
+from .view import OnRepair, RepairEvent
+
+__all__ = ["OnRepair", "PatchingCheckpointer", "RepairEvent"]

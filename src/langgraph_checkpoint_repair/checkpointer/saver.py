@@ -1,0 +1,213 @@
+"""`PatchingCheckpointer`: any saver, with every loaded checkpoint's messages repaired.
+
+Loads are repaired; writes and everything else go to the inner saver untouched.
+Which optional methods exist is decided per inner saver *class*: LangGraph's
+conformance suite and the Agent Server look at the class to learn what a
+checkpointer can do, so `PatchingCheckpointer(saver)` is an instance of a
+subclass generated for `type(saver)` that defines exactly the methods the
+inner class overrides, no more and no fewer.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from ..engine import RepairPolicy
+from ..engine.policy import DEFAULT_POLICY
+from .view import LoadRepairer, OnRepair
+
+PASSTHROUGH_METHODS = (
+    "put",
+    "put_writes",
+    "aput",
+    "aput_writes",
+    "delete_thread",
+    "adelete_thread",
+    "delete_for_runs",
+    "adelete_for_runs",
+    "copy_thread",
+    "acopy_thread",
+    "prune",
+    "aprune",
+)
+
+
+class PatchingCheckpointer(BaseCheckpointSaver[Any]):
+    """Wraps a checkpoint saver; every checkpoint it loads has its message channels repaired.
+
+    `channels` names the channels to repair; by default every channel holding a
+    list of messages is. `on_repair` receives a `RepairEvent` for each repaired
+    load. Loads never write: the repaired value is stored the next time the
+    graph writes that channel.
+    """
+
+    saver: BaseCheckpointSaver[Any]
+
+    def __new__(cls, saver: BaseCheckpointSaver[Any] | None = None, **_: Any) -> Any:
+        if saver is None:  # copy / pickle protocol
+            return super().__new__(cls)
+        return super().__new__(_class_for(cls, type(saver)))
+
+    def __init__(
+        self,
+        saver: BaseCheckpointSaver[Any],
+        *,
+        policy: RepairPolicy | None = None,
+        channels: Collection[str] | None = None,
+        on_repair: OnRepair | None = None,
+    ) -> None:
+        if not isinstance(saver, BaseCheckpointSaver):
+            raise TypeError(f"expected a BaseCheckpointSaver, got {type(saver).__name__}")
+        self.saver = saver
+        self.policy = policy or DEFAULT_POLICY
+        self.channels = channels
+        self.on_repair = on_repair
+        self._view = LoadRepairer(self.policy, channels, on_repair)
+
+    def __repr__(self) -> str:
+        return f"PatchingCheckpointer({self.saver!r})"
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else (`setup`, `conn`, ...) is the inner saver's."""
+        if name in ("saver", "__setstate__") or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.saver, name)
+
+    @property
+    def serde(self) -> SerializerProtocol:
+        return self.saver.serde
+
+    @serde.setter
+    def serde(self, value: SerializerProtocol) -> None:
+        self.saver.serde = value
+
+    @property
+    def config_specs(self) -> list[Any]:
+        return self.saver.config_specs
+
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        return self.saver.get_next_version(current, channel)
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> Any:
+        """The inner saver's own `with_allowlist`, wrapped again with the same settings."""
+        inner = self.saver.with_allowlist(extra_allowlist)
+        if inner is self.saver:
+            return self
+        return PatchingCheckpointer(
+            inner, policy=self.policy, channels=self.channels, on_repair=self.on_repair
+        )
+
+    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]) -> Any:
+        """Stored history, from the inner saver: never rebuilt through the repaired view."""
+        return self.saver.get_delta_channel_history(config=config, channels=channels)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Any:
+        return await self.saver.aget_delta_channel_history(config=config, channels=channels)
+
+
+def _get_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> CheckpointTuple | None:
+    return self._view.repair(self.saver.get_tuple(config))
+
+
+def _list(
+    self: PatchingCheckpointer, config: RunnableConfig | None, **kwargs: Any
+) -> Iterator[CheckpointTuple]:
+    for tup in self.saver.list(config, **kwargs):
+        yield self._view.repair(tup) or tup
+
+
+async def _aget_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> CheckpointTuple | None:
+    return self._view.repair(await self.saver.aget_tuple(config))
+
+
+async def _alist(
+    self: PatchingCheckpointer, config: RunnableConfig | None, **kwargs: Any
+) -> AsyncIterator[CheckpointTuple]:
+    async for tup in self.saver.alist(config, **kwargs):
+        yield self._view.repair(tup) or tup
+
+
+def _enter(self: PatchingCheckpointer) -> PatchingCheckpointer:
+    self.saver.__enter__()  # type: ignore[attr-defined]
+    return self
+
+
+def _exit(self: PatchingCheckpointer, *exc_info: Any) -> Any:
+    return self.saver.__exit__(*exc_info)  # type: ignore[attr-defined]
+
+
+async def _aenter(self: PatchingCheckpointer) -> PatchingCheckpointer:
+    await self.saver.__aenter__()  # type: ignore[attr-defined]
+    return self
+
+
+async def _aexit(self: PatchingCheckpointer, *exc_info: Any) -> Any:
+    return await self.saver.__aexit__(*exc_info)  # type: ignore[attr-defined]
+
+
+REPAIRED_LOADS: dict[str, Callable[..., Any]] = {
+    "get_tuple": _get_tuple,
+    "list": _list,
+    "aget_tuple": _aget_tuple,
+    "alist": _alist,
+}
+CONTEXT_METHODS: dict[str, Callable[..., Any]] = {
+    "__enter__": _enter,
+    "__exit__": _exit,
+    "__aenter__": _aenter,
+    "__aexit__": _aexit,
+}
+
+
+def _passthrough(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    if inspect.iscoroutinefunction(original):
+
+        async def forward_async(self: PatchingCheckpointer, *args: Any, **kwargs: Any) -> Any:
+            return await getattr(self.saver, name)(*args, **kwargs)
+
+        method: Callable[..., Any] = forward_async
+    else:
+
+        def forward(self: PatchingCheckpointer, *args: Any, **kwargs: Any) -> Any:
+            return getattr(self.saver, name)(*args, **kwargs)
+
+        method = forward
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = original.__doc__
+    return method
+
+
+def overrides(inner: type, name: str) -> bool:
+    """True when `inner` defines `name` itself rather than inheriting the base default."""
+    impl = getattr(inner, name, None)
+    return impl is not None and impl is not getattr(BaseCheckpointSaver, name, None)
+
+
+_CLASSES: dict[tuple[type, type], type[PatchingCheckpointer]] = {}
+
+
+def _class_for(base: type[PatchingCheckpointer], inner: type) -> type[PatchingCheckpointer]:
+    """The wrapper class for one inner saver class, showing exactly its capabilities."""
+    cached = _CLASSES.get((base, inner))
+    if cached is None:
+        cached = _CLASSES[(base, inner)] = _build_class(base, inner)
+    return cached
+
+
+def _build_class(base: type[PatchingCheckpointer], inner: type) -> type[PatchingCheckpointer]:
+    namespace: dict[str, Any] = {"__module__": base.__module__, "__doc__": base.__doc__}
+    for name, method in {**REPAIRED_LOADS, **CONTEXT_METHODS}.items():
+        if overrides(inner, name):
+            namespace[name] = method
+    for name in PASSTHROUGH_METHODS:
+        if overrides(inner, name):
+            namespace[name] = _passthrough(name, getattr(inner, name))
+    return type(f"{base.__name__}[{inner.__name__}]", (base,), namespace)
