@@ -75,12 +75,12 @@ def react_agent(
     tools: Any = ToolNode(box.all, handle_tool_errors=False) if raise_tool_errors else box.all
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        return create_react_agent(  # type: ignore[no-any-return]
+        return create_react_agent(
             model,
             tools,
             checkpointer=saver,
             version=version,
-            interrupt_before=interrupt_before,  # type: ignore[arg-type]
+            interrupt_before=interrupt_before,
         )
 
 
@@ -105,5 +105,5 @@ def results_per_call(messages: list[BaseMessage]) -> Counter[str]:
     return Counter(m.tool_call_id for m in messages if isinstance(m, ToolMessage))
 
 
-def synthetic_results(messages: list[BaseMessage]) -> list[BaseMessage]:
-    return [m for m in messages if is_synthetic(m)]
+def synthetic_results(messages: list[BaseMessage]) -> list[ToolMessage]:
+    return [m for m in messages if isinstance(m, ToolMessage) and is_synthetic(m)]

@@ -53,7 +53,6 @@ def pg_uri(postgres_server: str) -> Iterator[str]:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-
 SAVER_KINDS = ["memory", "sqlite", "postgres", "amemory", "aiosqlite", "apostgres"]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -49,6 +49,13 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
 
     saver: BaseCheckpointSaver[Any]
 
+    if TYPE_CHECKING:  # present at run time only where the inner saver class has them
+
+        def __enter__(self) -> PatchingCheckpointer: ...
+        def __exit__(self, *exc_info: object) -> Any: ...
+        async def __aenter__(self) -> PatchingCheckpointer: ...
+        async def __aexit__(self, *exc_info: object) -> Any: ...
+
     def __new__(cls, saver: BaseCheckpointSaver[Any] | None = None, **_: Any) -> Any:
         if saver is None:  # copy / pickle protocol
             return super().__new__(cls)
@@ -69,6 +76,10 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         self.channels = channels
         self.on_repair = on_repair
         self._view = LoadRepairer(self.policy, channels, on_repair)
+
+    def repair_tuple(self, tup: CheckpointTuple | None) -> CheckpointTuple | None:
+        """The repaired view of a tuple loaded elsewhere; the same object when it is clean."""
+        return self._view.repair(tup)
 
     def __repr__(self) -> str:
         return f"PatchingCheckpointer({self.saver!r})"
@@ -114,25 +125,25 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
 
 
 def _get_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> CheckpointTuple | None:
-    return self._view.repair(self.saver.get_tuple(config))
+    return self.repair_tuple(self.saver.get_tuple(config))
 
 
 def _list(
     self: PatchingCheckpointer, config: RunnableConfig | None, **kwargs: Any
 ) -> Iterator[CheckpointTuple]:
     for tup in self.saver.list(config, **kwargs):
-        yield self._view.repair(tup) or tup
+        yield self.repair_tuple(tup) or tup
 
 
 async def _aget_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> CheckpointTuple | None:
-    return self._view.repair(await self.saver.aget_tuple(config))
+    return self.repair_tuple(await self.saver.aget_tuple(config))
 
 
 async def _alist(
     self: PatchingCheckpointer, config: RunnableConfig | None, **kwargs: Any
 ) -> AsyncIterator[CheckpointTuple]:
     async for tup in self.saver.alist(config, **kwargs):
-        yield self._view.repair(tup) or tup
+        yield self.repair_tuple(tup) or tup
 
 
 def _enter(self: PatchingCheckpointer) -> PatchingCheckpointer:

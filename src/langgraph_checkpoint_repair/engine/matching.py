@@ -69,7 +69,7 @@ def index_history(messages: Sequence[BaseMessage]) -> HistoryIndex:
 def _collect_calls(i: int, message: AIMessage, index: HistoryIndex) -> None:
     calls: list[Call] = []
     for invalid, entries in ((False, message.tool_calls), (True, message.invalid_tool_calls)):
-        for position, entry in enumerate(entries):
+        for position, entry in enumerate(entries or ()):
             call_id, name = entry.get("id"), entry.get("name") or ""
             if not call_id:
                 index.unnamed_calls.setdefault(i, []).append(name)

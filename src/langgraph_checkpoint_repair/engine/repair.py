@@ -70,7 +70,7 @@ def _is_clean(messages: list[BaseMessage], in_flight: bool) -> bool:
                     expected.extend(c.get("id") for c in invalid)
                     if not all(expected):
                         return False
-    except (AttributeError, ValueError):
+    except (AttributeError, TypeError, ValueError):  # odd data: let the full walk judge
         return False
     return not expected or in_flight
 
