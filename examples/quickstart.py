@@ -1,4 +1,4 @@
-"""Brick a real thread, see the error, repair the history.
+"""Brick a real thread, see the error, repair the history, run the thread again.
 
 Runs on a SQLite file with a scripted chat model: no server, no API key.
 
@@ -18,7 +18,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.prebuilt import create_react_agent
 
-from langgraph_checkpoint_repair import repair_messages
+from langgraph_checkpoint_repair import PatchingCheckpointer, repair_messages
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 CONFIG: Any = {"configurable": {"thread_id": "support-42"}}
@@ -40,7 +40,7 @@ def show(title: str, messages: list[BaseMessage]) -> None:
 
 def brick_a_thread(saver: SqliteSaver) -> None:
     """The model asks for a tool, the thread stops before it, the user moves on."""
-    model = scripted(call("get_weather", "call_1", city="Paris"), "Why did the chicken...")
+    model = scripted(call("get_weather", "call_1", city="Paris"))
     graph = create_react_agent(model, [get_weather], checkpointer=saver, interrupt_before=["tools"])
     graph.invoke({"messages": [HumanMessage("Weather in Paris?")]}, CONFIG)
     print("The agent asked for get_weather and stopped before running it (interrupt).")
@@ -67,7 +67,23 @@ def main() -> None:
     result = repair_messages(history)
     show("repair_messages(history).messages:", result.messages)
     print("\nActions:", [f"{a.kind} {a.tool_call_id}" for a in result.actions])
+
+    run_through_the_wrapper(saver)
     print(f"\nThe thread lives in {path}.")
+
+
+def run_through_the_wrapper(saver: SqliteSaver) -> None:
+    """The one-line fix: the same graph, compiled on the wrapped saver."""
+    wrapped = PatchingCheckpointer(saver)
+    model = scripted("Why did the scarecrow win an award? He was outstanding in his field.")
+    graph = create_react_agent(model, [get_weather], checkpointer=wrapped)
+    out = graph.invoke({"messages": [HumanMessage("Are you still there?")]}, CONFIG)
+    print("\nThrough PatchingCheckpointer(saver) the next run works:")
+    print(f"  ai: {out['messages'][-1].content!r}")
+    stored = saver.get_tuple(CONFIG)
+    assert stored is not None
+    kinds = [m.type for m in stored.checkpoint["channel_values"]["messages"]]
+    print(f"The raw store now holds the repaired history too: {kinds}")
 
 
 if __name__ == "__main__":

@@ -17,8 +17,6 @@ from .matching import Call, HistoryIndex, index_history
 from .policy import DEFAULT_POLICY, PendingCall, RepairPolicy
 from .synthetic import make_placeholder
 
-_AI_TYPES = frozenset({"ai", "AIMessageChunk"})
-
 
 def repair_messages(
     messages: Sequence[BaseMessage],
@@ -50,29 +48,47 @@ def repair_messages(
 def _is_clean(messages: list[BaseMessage], in_flight: bool) -> bool:
     """True when every call is answered exactly once in the run right after it.
 
-    This is the hot path for loads of healthy threads: no allocation beyond the
-    small list of ids a turn is waiting for.
+    This is the hot path for loads of healthy threads: one look at each
+    message's class, no allocation beyond the ids a turn is waiting for.
     """
     expected: list[Any] = []
+    kinds = _KIND_BY_CLASS
     try:
         for message in messages:
-            kind = message.type
+            kind = kinds.get(type(message)) or _learn_kind(type(message))
             if kind == "tool":
                 expected.remove(message.tool_call_id)  # type: ignore[attr-defined]
                 continue
             if expected:
                 return False
-            if kind in _AI_TYPES:
+            if kind == "ai":
                 calls = message.tool_calls  # type: ignore[attr-defined]
                 invalid = message.invalid_tool_calls  # type: ignore[attr-defined]
                 if calls or invalid:
                     expected = [c.get("id") for c in calls]
-                    expected.extend(c.get("id") for c in invalid)
+                    if invalid:
+                        expected.extend(c.get("id") for c in invalid)
                     if not all(expected):
                         return False
     except (AttributeError, TypeError, ValueError):  # odd data: let the full walk judge
         return False
     return not expected or in_flight
+
+
+_KIND_BY_CLASS: dict[type, str] = {}
+
+
+def _learn_kind(cls: type) -> str:
+    """Classify a message class once: "tool", "ai" or "other"."""
+    if not issubclass(cls, BaseMessage):
+        raise TypeError(f"{cls.__name__} is not a message")
+    kind = "other"
+    if issubclass(cls, ToolMessage):
+        kind = "tool"
+    elif issubclass(cls, AIMessage):
+        kind = "ai"
+    _KIND_BY_CLASS[cls] = kind
+    return kind
 
 
 def _in_flight_ai(messages: list[BaseMessage], in_flight: bool) -> int | None:

@@ -1,0 +1,106 @@
+"""Load cost of `PatchingCheckpointer.get_tuple` against the raw saver's.
+
+Seeds threads of 10, 100 and 1000 messages (clean, and with one dangling call)
+in a SQLite file and in PostgreSQL, then times `get_tuple` through the wrapper
+and through the raw saver, interleaved in one run, and prints wrapped/raw.
+
+    python benchmarks/bench_load.py [--postgres postgresql://...] [--rounds 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import psycopg
+from bench_engine import make_history
+from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from langgraph_checkpoint_repair import PatchingCheckpointer
+
+SIZES = (10, 100, 1000)
+
+
+def seed(saver: BaseCheckpointSaver[Any], size: int, broken: bool) -> Any:
+    """One thread whose head holds `size` messages; `broken` drops one tool result."""
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"messages": make_history(size, 3 if broken else None)}
+    version = saver.get_next_version(None, None)
+    checkpoint["channel_versions"] = {"messages": version}
+    config: Any = {"configurable": {"thread_id": uuid.uuid4().hex, "checkpoint_ns": ""}}
+    return saver.put(config, checkpoint, {"source": "input", "step": 0}, {"messages": version})
+
+
+def seconds(load: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    load()
+    return time.perf_counter() - start
+
+
+def compare(saver: BaseCheckpointSaver[Any], config: Any, rounds: int) -> float:
+    """Median wrapped time over median raw time, alternating which goes first."""
+    wrapped = PatchingCheckpointer(saver)
+    raw_times: list[float] = []
+    wrapped_times: list[float] = []
+    for n in range(rounds):
+        pair = [(saver, raw_times), (wrapped, wrapped_times)]
+        for target, times in pair if n % 2 else reversed(pair):
+            times.append(seconds(functools.partial(target.get_tuple, config)))
+    return statistics.median(wrapped_times) / statistics.median(raw_times)
+
+
+@contextmanager
+def sqlite_saver() -> Iterator[BaseCheckpointSaver[Any]]:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        SqliteSaver.from_conn_string(str(Path(folder) / "bench.sqlite")) as saver,
+    ):
+        yield saver
+
+
+@contextmanager
+def postgres_saver(uri: str) -> Iterator[BaseCheckpointSaver[Any]]:
+    schema = f"bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        scoped = f"{uri}{'&' if '?' in uri else '?'}options={quote(f'-c search_path={schema}')}"
+        with PostgresSaver.from_conn_string(scoped) as saver:
+            saver.setup()
+            yield saver
+    finally:
+        with psycopg.connect(uri, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--rounds", type=int, default=200)
+    args = parser.parse_args()
+    stores: dict[str, Callable[[], AbstractContextManager[BaseCheckpointSaver[Any]]]] = {
+        "sqlite": sqlite_saver,
+        "postgres": functools.partial(postgres_saver, args.postgres),
+    }
+    print(f"{'store':<10}{'messages':>10}{'clean wrapped/raw':>20}{'broken wrapped/raw':>20}")
+    for name, open_saver in stores.items():
+        with open_saver() as saver:
+            for size in SIZES:
+                clean = compare(saver, seed(saver, size, broken=False), args.rounds)
+                broken = compare(saver, seed(saver, size, broken=True), args.rounds)
+                print(f"{name:<10}{size:>10}{clean:>20.3f}{broken:>20.3f}")
+
+
+if __name__ == "__main__":
+    main()
