@@ -23,10 +23,12 @@ class Store:
             return await graph.ainvoke(value, config)
         return graph.invoke(value, config)
 
-    async def get_state(self, graph: CompiledStateGraph[Any], config: Any) -> StateSnapshot:
+    async def get_state(
+        self, graph: CompiledStateGraph[Any], config: Any, subgraphs: bool = False
+    ) -> StateSnapshot:
         if self.is_async:
-            return await graph.aget_state(config)
-        return graph.get_state(config)
+            return await graph.aget_state(config, subgraphs=subgraphs)
+        return graph.get_state(config, subgraphs=subgraphs)
 
     async def update_state(
         self, graph: CompiledStateGraph[Any], config: Any, values: Any, as_node: str | None = None

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
-from langgraph.types import Command
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import Command, StateSnapshot
 
 from langgraph_checkpoint_repair import PatchingCheckpointer
 from tests.agents import (
@@ -153,3 +154,35 @@ async def test_resume_after_a_tool_raised(store: Store, version: Any) -> None:
     assert results_per_call(out["messages"]) == {"c1": 1}
     assert synthetic_results(out["messages"]) == []
     assert out["messages"][-1].content == "Recovered."
+
+
+def parent_with_agent_subgraph(agent: Any, saver: Any) -> Any:
+    """A parent graph whose only node is a whole agent, sharing the messages key."""
+    builder = StateGraph(MessagesState)
+    builder.add_node("assistant", agent)
+    builder.add_edge(START, "assistant")
+    builder.add_edge("assistant", END)
+    return builder.compile(checkpointer=saver)
+
+
+async def test_subgraph_interrupted_before_its_tools_resumes_through_the_wrapper(
+    store: Store,
+) -> None:
+    box, config = ToolBox(), thread()
+    replies = model(calls(("get_weather", "c1"), city="Oslo"), "Done.")
+    agent = react_agent(replies, box, None, interrupt_before=["tools"])
+    wrapper = PatchingCheckpointer(store.saver)
+    graph = parent_with_agent_subgraph(agent, wrapper)
+    await store.invoke(graph, ASK, config)
+
+    state = await store.get_state(graph, config, subgraphs=True)
+    inner = state.tasks[0].state
+    assert isinstance(inner, StateSnapshot)
+    assert inner.config["configurable"]["checkpoint_ns"].startswith("assistant:")
+    assert set(inner.next) == {"tools"}
+    assert synthetic_results(inner.values["messages"]) == []
+
+    out = await store.invoke(graph, None, config)
+    assert box.runs == {"get_weather": 1}
+    assert results_per_call(out["messages"]) == {"c1": 1}
+    assert synthetic_results(out["messages"]) == []
