@@ -20,6 +20,7 @@ from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
 BRANCH_PREFIX = "branch:to:"
 TASKS_CHANNEL = "__pregel_tasks"
 INTERRUPT_CHANNEL = "__interrupt__"
+ERROR_CHANNEL = "__error__"
 
 
 def work_is_scheduled(tup: CheckpointTuple) -> bool:
@@ -60,3 +61,10 @@ def has_pending_sends(checkpoint: Checkpoint) -> bool:
 
 def has_interrupt(pending_writes: Sequence[Any]) -> bool:
     return any(write[1] == INTERRUPT_CHANNEL for write in pending_writes)
+
+
+def has_pending_results(pending_writes: Sequence[Any]) -> bool:
+    """True when the checkpoint holds writes a resume would use (interrupts, resume
+    values, results of tasks that finished), which a checkpoint written on top of it
+    would leave behind. A failed task's error write is not such a result."""
+    return any(write[1] != ERROR_CHANNEL for write in pending_writes)

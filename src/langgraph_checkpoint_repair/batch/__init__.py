@@ -1,0 +1,16 @@
+"""The batch job: repair a whole thread store, audit it, undo it."""
+
+from .options import RunOptions
+from .report import RunReport, ThreadReport, UndoReport
+from .runner import arepair_threads, aundo_run, repair_threads, undo_run
+
+__all__ = [
+    "RunOptions",
+    "RunReport",
+    "ThreadReport",
+    "UndoReport",
+    "arepair_threads",
+    "aundo_run",
+    "repair_threads",
+    "undo_run",
+]

@@ -1,0 +1,114 @@
+"""What a run did, in the shape the CLI prints and `--json` emits."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..stores.plan import Assessment
+
+
+@dataclass
+class ThreadReport:
+    """One broken (thread, namespace) head and what happened to it."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    outcome: str
+    """repaired, would_repair, in_flight, recent, moved_on."""
+    actions: dict[str, list[str]]
+    repair_checkpoint_id: str | None = None
+
+    @classmethod
+    def of(cls, assessment: Assessment, outcome: str) -> ThreadReport:
+        actions = {
+            name: [f"{a.kind}:{a.tool_call_id}" for a in acts]
+            for name, acts in assessment.actions.items()
+        }
+        return cls(
+            assessment.thread_id,
+            assessment.checkpoint_ns,
+            assessment.checkpoint_id,
+            outcome,
+            actions,
+        )
+
+
+@dataclass
+class RunReport:
+    """Counters of one `scan` or `repair` run; safe to update from worker threads."""
+
+    run_id: str
+    dry_run: bool
+    threads_scanned: int = 0
+    threads_needing_repair: int = 0
+    threads_repaired: int = 0
+    checkpoints_written: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    actions: Counter[str] = field(default_factory=Counter)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    threads: list[ThreadReport] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def scanned(self, count: int) -> None:
+        with self._lock:
+            self.threads_scanned += count
+
+    def record(self, assessment: Assessment, outcome: str, written: str | None = None) -> None:
+        """Count one assessed head that was not clean."""
+        with self._lock:
+            if assessment.broken:
+                self.threads_needing_repair += 1
+            if outcome in ("repaired", "would_repair"):
+                self.threads_repaired += 1
+                self.checkpoints_written += 1
+                for actions in assessment.actions.values():
+                    self.actions.update(a.kind for a in actions)
+            else:
+                self.skipped[outcome] += 1
+            report = ThreadReport.of(assessment, outcome)
+            report.repair_checkpoint_id = written
+            self.threads.append(report)
+
+    def failed(self, thread_id: str, checkpoint_ns: str, error: BaseException) -> None:
+        with self._lock:
+            message = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            self.errors.append(
+                {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "error": message}
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "dry_run": self.dry_run,
+            "threads_scanned": self.threads_scanned,
+            "threads_needing_repair": self.threads_needing_repair,
+            "threads_repaired": self.threads_repaired,
+            "checkpoints_written": self.checkpoints_written,
+            "skipped": dict(sorted(self.skipped.items())),
+            "actions": dict(sorted(self.actions.items())),
+            "errors": self.errors,
+        }
+
+
+@dataclass
+class UndoReport:
+    run_id: str
+    undo_of: str
+    threads_restored: int = 0
+    threads_skipped: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "undo_of": self.undo_of,
+            "threads_restored": self.threads_restored,
+            "threads_skipped": self.threads_skipped,
+            "skipped": self.skipped,
+            "errors": self.errors,
+        }

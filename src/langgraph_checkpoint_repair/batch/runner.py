@@ -1,0 +1,264 @@
+"""`repair_threads`, `undo_run` and their async twins: thin I/O shells over the
+stores and the pure rules in `stores.plan` and `options`."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from ..stores import AsyncThreadStore, Head, RepairEntry, ThreadStore, astore_for, store_for
+from ..stores.plan import (
+    DETAIL_KEY,
+    Assessment,
+    NewCheckpoint,
+    assess,
+    checkpoint_on_top,
+    new_run_id,
+    repair_detail,
+    undo_detail,
+)
+from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
+from .report import RunReport, UndoReport
+
+
+def stored_saver(saver: BaseCheckpointSaver[Any]) -> BaseCheckpointSaver[Any]:
+    """The saver that holds the data: a wrapper (e.g. PatchingCheckpointer, whose
+    loads show a repaired view) is looked through, so the job sees what is stored."""
+    inner = getattr(saver, "saver", None)
+    return stored_saver(inner) if isinstance(inner, BaseCheckpointSaver) else saver
+
+
+def repair_threads(
+    saver: BaseCheckpointSaver[Any],
+    options: RunOptions | None = None,
+    *,
+    command: str = "repair",
+    on_progress: ProgressFn | None = None,
+    **settings: Any,
+) -> RunReport:
+    """Walk every thread head of `saver` and append a repair checkpoint where one is due.
+
+    `settings` are `RunOptions` fields (`dry_run`, `threads`, `min_idle`, `shard`,
+    `concurrency`, `limit`, `policy`, `channels`, `max_writes_per_second`).
+    """
+    options = options or RunOptions(**settings)
+    return _SyncRun(store_for(stored_saver(saver)), options, command, on_progress).run()
+
+
+async def arepair_threads(
+    saver: BaseCheckpointSaver[Any],
+    options: RunOptions | None = None,
+    *,
+    command: str = "repair",
+    on_progress: ProgressFn | None = None,
+    **settings: Any,
+) -> RunReport:
+    """The async twin of `repair_threads`."""
+    options = options or RunOptions(**settings)
+    return await _AsyncRun(astore_for(stored_saver(saver)), options, command, on_progress).run()
+
+
+class _Run:
+    """State shared by the sync and async runs."""
+
+    def __init__(
+        self, store: Any, options: RunOptions, command: str, on_progress: ProgressFn | None
+    ) -> None:
+        self.store = store
+        self.options = options
+        self.command = command
+        self.on_progress = on_progress or (lambda report: None)
+        self.report = RunReport(options.run_id, options.dry_run)
+        self.quota = Quota(options.limit)
+        self.pacer = Pacer(options.max_writes_per_second)
+
+    def take_page(self, page: list[Head]) -> list[Head]:
+        self.report.scanned(len(page))
+        return [head for head in page if head.maybe_broken]
+
+    def assess(self, tup: CheckpointTuple) -> Assessment:
+        o = self.options
+        return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.min_idle, now=o.started)
+
+    def plan_write(self, tup: CheckpointTuple, assessment: Assessment) -> NewCheckpoint | None:
+        """The repair checkpoint to write, or None when the head needs no write now."""
+        outcome = outcome_before_writing(assessment, self.options.dry_run)
+        if outcome is None:
+            return None
+        if outcome in ("repair", "would_repair") and not self.quota.take():
+            return None  # over --limit: left for the next run
+        if outcome != "repair":
+            self.report.record(assessment, outcome)
+            return None
+        detail = repair_detail(assessment)
+        saver, run_id = self.store.saver, self.options.run_id
+        return checkpoint_on_top(tup, assessment.repaired, saver.get_next_version, detail, run_id)
+
+
+class _SyncRun(_Run):
+    store: ThreadStore
+
+    def run(self) -> RunReport:
+        if not self.options.dry_run:
+            self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
+        with ThreadPoolExecutor(self.options.concurrency) as pool:
+            for page in self.store.pages(self.options.selection):
+                list(pool.map(self.process, self.take_page(page)))
+                self.on_progress(self.report)
+                if self.quota.exhausted:
+                    break
+        if not self.options.dry_run:
+            self.store.finish_run(self.options.run_id, self.report.to_json())
+        return self.report
+
+    def process(self, head: Head) -> None:
+        try:
+            tup = self.store.load(head)
+            if tup is None:
+                return
+            assessment = self.assess(tup)
+            new = self.plan_write(tup, assessment)
+            if new is not None:
+                self.write(assessment, new)
+        except Exception as error:
+            self.report.failed(head.thread_id, head.checkpoint_ns, error)
+
+    def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
+        if self.store.head_id(assessment.thread_id, assessment.checkpoint_ns) != (
+            assessment.checkpoint_id
+        ):
+            self.report.record(assessment, "moved_on")
+            return
+        time.sleep(self.pacer.delay())
+        self.store.record_repair(self.options.run_id, assessment, new)
+        self.store.write(new)
+        self.report.record(assessment, "repaired", new.checkpoint_id)
+
+
+class _AsyncRun(_Run):
+    store: AsyncThreadStore
+
+    async def run(self) -> RunReport:
+        if not self.options.dry_run:
+            await self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
+        gate = asyncio.Semaphore(self.options.concurrency)
+        async for page in self.store.pages(self.options.selection):
+            await asyncio.gather(*(self.process(head, gate) for head in self.take_page(page)))
+            self.on_progress(self.report)
+            if self.quota.exhausted:
+                break
+        if not self.options.dry_run:
+            await self.store.finish_run(self.options.run_id, self.report.to_json())
+        return self.report
+
+    async def process(self, head: Head, gate: asyncio.Semaphore) -> None:
+        async with gate:
+            try:
+                tup = await self.store.load(head)
+                if tup is None:
+                    return
+                assessment = self.assess(tup)
+                new = self.plan_write(tup, assessment)
+                if new is not None:
+                    await self.write(assessment, new)
+            except Exception as error:
+                self.report.failed(head.thread_id, head.checkpoint_ns, error)
+
+    async def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
+        current = await self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)
+        if current != assessment.checkpoint_id:
+            self.report.record(assessment, "moved_on")
+            return
+        await asyncio.sleep(self.pacer.delay())
+        await self.store.record_repair(self.options.run_id, assessment, new)
+        await self.store.write(new)
+        self.report.record(assessment, "repaired", new.checkpoint_id)
+
+
+def undo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
+    """Restore, append-only, every thread `run_id` repaired whose head is still that repair."""
+    store = store_for(stored_saver(saver))
+    report = UndoReport(new_run_id(), run_id)
+    store.begin_run(report.run_id, "undo", {"undo_of": run_id})
+    for entry in list(store.repairs_of(run_id)):
+        try:
+            if store.head_id(entry.thread_id, entry.checkpoint_ns) != entry.repair_checkpoint_id:
+                _skip(report, entry, "moved_on")
+                continue
+            head = store.load(_head(entry, entry.repair_checkpoint_id))
+            source = store.load(_head(entry, entry.source_checkpoint_id))
+            new = _restoring(store.saver, head, source, report)
+            if new is not None:
+                store.write(new)
+                report.threads_restored += 1
+            else:
+                _skip(report, entry, "missing")
+        except Exception as error:
+            report.errors.append(_failure(entry, error))
+    store.finish_run(report.run_id, report.to_json())
+    return report
+
+
+async def aundo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
+    """The async twin of `undo_run`."""
+    store = astore_for(stored_saver(saver))
+    report = UndoReport(new_run_id(), run_id)
+    await store.begin_run(report.run_id, "undo", {"undo_of": run_id})
+    entries = [entry async for entry in store.repairs_of(run_id)]
+    for entry in entries:
+        try:
+            current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
+            if current != entry.repair_checkpoint_id:
+                _skip(report, entry, "moved_on")
+                continue
+            head = await store.load(_head(entry, entry.repair_checkpoint_id))
+            source = await store.load(_head(entry, entry.source_checkpoint_id))
+            new = _restoring(store.saver, head, source, report)
+            if new is not None:
+                await store.write(new)
+                report.threads_restored += 1
+            else:
+                _skip(report, entry, "missing")
+        except Exception as error:
+            report.errors.append(_failure(entry, error))
+    await store.finish_run(report.run_id, report.to_json())
+    return report
+
+
+def _head(entry: RepairEntry, checkpoint_id: str) -> Head:
+    return Head(entry.thread_id, entry.checkpoint_ns, checkpoint_id)
+
+
+def _restoring(
+    saver: BaseCheckpointSaver[Any],
+    head: CheckpointTuple | None,
+    source: CheckpointTuple | None,
+    report: UndoReport,
+) -> NewCheckpoint | None:
+    """A checkpoint on top of the repair that puts back the channels as they were before it."""
+    if head is None or source is None:
+        return None
+    detail: dict[str, Any] = head.metadata.get(DETAIL_KEY) or {}  # type: ignore[assignment]
+    channels: Iterable[str] = detail.get("actions", {}).keys()
+    stored = source.checkpoint["channel_values"]
+    values = {name: stored[name] for name in channels if name in stored}
+    repair_id = head.config["configurable"]["checkpoint_id"]
+    undo = undo_detail(report.undo_of, repair_id)
+    return checkpoint_on_top(head, values, saver.get_next_version, undo, report.run_id)
+
+
+def _skip(report: UndoReport, entry: RepairEntry, reason: str) -> None:
+    report.threads_skipped += 1
+    report.skipped.append(
+        {"thread_id": entry.thread_id, "checkpoint_ns": entry.checkpoint_ns, "reason": reason}
+    )
+
+
+def _failure(entry: RepairEntry, error: BaseException) -> dict[str, str]:
+    text = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+    return {"thread_id": entry.thread_id, "checkpoint_ns": entry.checkpoint_ns, "error": text}

@@ -1,0 +1,101 @@
+"""What every thread store offers the batch runner, sync and async."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from .plan import DETAIL_KEY, Assessment, NewCheckpoint, shard_of
+
+PAGE_SIZE = 1000
+
+
+@dataclass(frozen=True)
+class Head:
+    """The latest checkpoint of one (thread, namespace)."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    maybe_broken: bool = True
+    """False only when a cheap look at the stored bytes proved the history clean."""
+
+    @property
+    def config(self) -> Any:
+        return {
+            "configurable": {
+                "thread_id": self.thread_id,
+                "checkpoint_ns": self.checkpoint_ns,
+                "checkpoint_id": self.checkpoint_id,
+            }
+        }
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which heads a run looks at."""
+
+    channels: Sequence[str] = ("messages",)
+    threads: Sequence[str] | None = None
+    shard: tuple[int, int] | None = None
+    """(K, N): only threads whose stable hash modulo N is K."""
+
+    def takes(self, thread_id: str) -> bool:
+        if self.threads is not None and thread_id not in self.threads:
+            return False
+        return self.shard is None or shard_of(thread_id, self.shard[1]) == self.shard[0]
+
+
+@dataclass(frozen=True)
+class RepairEntry:
+    """One thread a run repaired: where it started and the checkpoint the run wrote."""
+
+    thread_id: str
+    checkpoint_ns: str
+    source_checkpoint_id: str
+    repair_checkpoint_id: str
+
+
+def entry_from_metadata(tup: CheckpointTuple) -> RepairEntry | None:
+    """Read a repair checkpoint's own record of what it repaired."""
+    detail = tup.metadata.get(DETAIL_KEY)
+    if not isinstance(detail, dict) or detail.get("kind") != "repair":
+        return None
+    configurable = tup.config["configurable"]
+    return RepairEntry(
+        configurable["thread_id"],
+        configurable.get("checkpoint_ns", ""),
+        detail["source_checkpoint_id"],
+        configurable["checkpoint_id"],
+    )
+
+
+class ThreadStore(Protocol):
+    saver: BaseCheckpointSaver[Any]
+
+    def pages(self, selection: Selection) -> Iterator[list[Head]]: ...
+    def load(self, head: Head) -> CheckpointTuple | None: ...
+    def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None: ...
+    def write(self, new: NewCheckpoint) -> None: ...
+    def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None: ...
+    def record_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> None: ...
+    def finish_run(self, run_id: str, summary: dict[str, Any]) -> None: ...
+    def repairs_of(self, run_id: str) -> Iterator[RepairEntry]: ...
+
+
+class AsyncThreadStore(Protocol):
+    saver: BaseCheckpointSaver[Any]
+
+    def pages(self, selection: Selection) -> AsyncIterator[list[Head]]: ...
+    async def load(self, head: Head) -> CheckpointTuple | None: ...
+    async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None: ...
+    async def write(self, new: NewCheckpoint) -> None: ...
+    async def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None: ...
+    async def record_repair(
+        self, run_id: str, assessment: Assessment, new: NewCheckpoint
+    ) -> None: ...
+    async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None: ...
+    def repairs_of(self, run_id: str) -> AsyncIterator[RepairEntry]: ...

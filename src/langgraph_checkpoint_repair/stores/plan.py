@@ -1,0 +1,171 @@
+"""Pure decisions of the batch job: what a thread head needs, and the checkpoints
+that repair or restore it. No I/O: the stores and the runner do that."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.base import Checkpoint, CheckpointTuple, copy_checkpoint
+from langgraph.checkpoint.base.id import uuid6
+
+from ..engine import RepairAction, RepairPolicy, repair_messages
+from ..in_flight import has_pending_results, work_is_scheduled
+
+RUN_KEY = "langgraph_repair_run"
+"""Top-level metadata key of a repair checkpoint: the run that wrote it (filterable)."""
+DETAIL_KEY = "langgraph_repair"
+"""Metadata key holding what a repair or undo checkpoint did."""
+
+Status = Literal["clean", "repair", "in_flight", "recent"]
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What one (thread, namespace) head needs."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    status: Status
+    broken: bool
+    """The history breaks the pairing rules (pending in-flight calls aside)."""
+    actions: Mapping[str, tuple[RepairAction, ...]] = field(default_factory=dict)
+    repaired: Mapping[str, list[BaseMessage]] = field(default_factory=dict)
+
+
+def tuple_key(tup: CheckpointTuple) -> tuple[str, str, str]:
+    configurable = tup.config["configurable"]
+    return (
+        str(configurable["thread_id"]),
+        str(configurable.get("checkpoint_ns", "")),
+        str(configurable["checkpoint_id"]),
+    )
+
+
+def assess(
+    tup: CheckpointTuple,
+    *,
+    channels: Sequence[str],
+    policy: RepairPolicy,
+    min_idle: timedelta,
+    now: datetime,
+) -> Assessment:
+    """Decide what to do with a head: repair it, leave it, or skip it and say why.
+
+    Calls that may still run (work is scheduled) are left to run. A head holding
+    pending results (an interrupt, finished tasks' writes) is never written on,
+    since a checkpoint on top of it would leave them behind; threads written
+    within `min_idle` wait for a later run.
+    """
+    thread_id, ns, checkpoint_id = tuple_key(tup)
+    scheduled = work_is_scheduled(tup)
+    values = tup.checkpoint["channel_values"]
+    actions: dict[str, tuple[RepairAction, ...]] = {}
+    repaired: dict[str, list[BaseMessage]] = {}
+    pending_calls = False
+    for name in channels:
+        history = values.get(name)
+        if not isinstance(history, list):
+            continue
+        result = repair_messages(history, policy=policy, in_flight=scheduled)
+        if result.changed:
+            actions[name], repaired[name] = result.actions, result.messages
+        elif scheduled and repair_messages(history, policy=policy).changed:
+            pending_calls = True
+    broken = bool(repaired)
+    status: Status = "clean"
+    if broken and has_pending_results(tup.pending_writes or ()):
+        status = "in_flight"
+    elif broken:
+        status = "recent" if _written_since(tup.checkpoint, now - min_idle) else "repair"
+    elif pending_calls:
+        status = "in_flight"
+    return Assessment(thread_id, ns, checkpoint_id, status, broken, actions, repaired)
+
+
+def _written_since(checkpoint: Checkpoint, moment: datetime) -> bool:
+    try:
+        written = datetime.fromisoformat(checkpoint["ts"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    if written.tzinfo is None:
+        written = written.replace(tzinfo=timezone.utc)
+    return written > moment
+
+
+@dataclass(frozen=True)
+class NewCheckpoint:
+    """Everything `saver.put` needs to append a checkpoint on top of a head."""
+
+    config: Any
+    checkpoint: Checkpoint
+    metadata: Any
+    new_versions: dict[str, Any]
+
+    @property
+    def checkpoint_id(self) -> str:
+        return self.checkpoint["id"]
+
+
+def checkpoint_on_top(
+    head: CheckpointTuple,
+    values: Mapping[str, list[BaseMessage]],
+    next_version: Callable[[Any, None], Any],
+    detail: Mapping[str, Any],
+    run_id: str,
+) -> NewCheckpoint:
+    """A copy of `head` with `values` replaced, as LangGraph's own update_state writes it:
+    source "update", step + 1, versions advanced with the saver's scheme."""
+    checkpoint = copy_checkpoint(head.checkpoint)
+    step = int(head.metadata.get("step", -1)) + 1
+    checkpoint["id"] = str(uuid6(clock_seq=step))
+    checkpoint["ts"] = datetime.now(timezone.utc).isoformat()
+    current = max(checkpoint["channel_versions"].values(), default=None)
+    new_versions = {}
+    for name, messages in values.items():
+        current = next_version(current, None)
+        checkpoint["channel_values"][name] = messages
+        checkpoint["channel_versions"][name] = current
+        new_versions[name] = current
+    checkpoint["updated_channels"] = list(values)
+    metadata = {
+        "source": "update",
+        "step": step,
+        "parents": dict(head.metadata.get("parents") or {}),
+        RUN_KEY: run_id,
+        DETAIL_KEY: dict(detail),
+    }
+    thread_id, ns, head_id = tuple_key(head)
+    config = {
+        "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": head_id}
+    }
+    return NewCheckpoint(config, checkpoint, metadata, new_versions)
+
+
+def repair_detail(assessment: Assessment) -> dict[str, Any]:
+    return {
+        "kind": "repair",
+        "source_checkpoint_id": assessment.checkpoint_id,
+        "actions": {
+            name: [a.to_dict() for a in actions] for name, actions in assessment.actions.items()
+        },
+    }
+
+
+def undo_detail(undone_run: str, repair_checkpoint_id: str) -> dict[str, Any]:
+    return {"kind": "undo", "undo_of": undone_run, "repair_checkpoint_id": repair_checkpoint_id}
+
+
+def shard_of(thread_id: str, shards: int) -> int:
+    """A stable shard number: the same in every process, on every machine, and in SQL
+    (`('x' || substr(md5(thread_id), 1, 7))::bit(28)::int % shards`)."""
+    return int(hashlib.md5(thread_id.encode()).hexdigest()[:7], 16) % shards
+
+
+def new_run_id() -> str:
+    return f"run-{uuid6().hex[:20]}"

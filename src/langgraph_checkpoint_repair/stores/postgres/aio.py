@@ -1,0 +1,88 @@
+"""The async PostgreSQL store: the twin of `sync`, thin I/O over `base`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.rows import tuple_row
+from psycopg_pool import AsyncConnectionPool
+
+from ..base import Head, RepairEntry, Selection
+from ..generic import AsyncGenericStore
+from ..plan import Assessment, NewCheckpoint
+from . import base as sql
+
+
+class AsyncPostgresStore(AsyncGenericStore):
+    """AsyncPostgresSaver: paged SQL over heads, a first look at blobs, audit tables."""
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        conn = self.saver.conn  # type: ignore[attr-defined]
+        if isinstance(conn, AsyncConnectionPool):
+            async with conn.connection() as pooled:
+                yield pooled
+        else:
+            async with self.saver.lock:  # type: ignore[attr-defined]
+                yield conn
+
+    async def _rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+        async with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
+            await cursor.execute(query, params)
+            return await cursor.fetchall()
+
+    async def _write(self, query: str, params: Any) -> None:
+        async with self._connection() as conn, conn.transaction():
+            await conn.execute(sql.GENTLE_SQL)
+            await conn.execute(query, params)
+
+    async def pages(self, selection: Selection) -> AsyncIterator[list[Head]]:
+        after: tuple[str, str] | None = None
+        while True:
+            rows = await self._rows(*sql.heads_query(selection, after))
+            if not rows:
+                return
+            after = (rows[-1][0], rows[-1][1])
+            yield sql.heads_from_rows(rows, self.saver.serde)
+
+    async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
+        rows = await self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))
+        return rows[0][0] if rows else None
+
+    async def migrate(self) -> list[str]:
+        applied: list[str] = []
+        async with self._connection() as conn, conn.transaction():
+            await conn.execute(sql.LOCK_SQL)
+            await conn.execute(sql.VERSION_TABLE_SQL)
+            async with conn.cursor(row_factory=tuple_row) as cursor:
+                await cursor.execute(sql.APPLIED_SQL)
+                done = {row[0] for row in await cursor.fetchall()}
+            for version, name, statements in sql.migrations():
+                if version not in done:
+                    await conn.execute(statements, prepare=False)  # several statements
+                    await conn.execute(sql.RECORD_MIGRATION_SQL, (version, name))
+                    applied.append(name)
+        return applied
+
+    async def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
+        await self.migrate()
+        await self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(arguments)))
+
+    async def record_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> None:
+        await self._write(sql.RECORD_REPAIR_SQL, sql.repair_row(run_id, assessment, new))
+
+    async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
+        await self._write(sql.FINISH_RUN_SQL, (json.dumps(summary), run_id))
+
+    async def repairs_of(self, run_id: str) -> AsyncIterator[RepairEntry]:
+        has_audit = bool((await self._rows(sql.RUN_EXISTS_SQL))[0][0])
+        audited = await self._rows(sql.REPAIRS_OF_SQL, (run_id,)) if has_audit else []
+        if not audited:
+            async for entry in super().repairs_of(run_id):
+                yield entry
+        for row in audited:
+            yield sql.entry_from_row(row)

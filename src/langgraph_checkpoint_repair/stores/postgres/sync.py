@@ -1,0 +1,89 @@
+"""The sync PostgreSQL store: thin I/O over `base`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from psycopg import Connection
+from psycopg.rows import tuple_row
+from psycopg_pool import ConnectionPool
+
+from ..base import Head, RepairEntry, Selection
+from ..generic import GenericStore
+from ..plan import Assessment, NewCheckpoint
+from . import base as sql
+
+
+class PostgresStore(GenericStore):
+    """PostgresSaver: paged SQL over heads, a first look at blobs, audit tables."""
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Connection[Any]]:
+        conn = self.saver.conn  # type: ignore[attr-defined]
+        if isinstance(conn, ConnectionPool):
+            with conn.connection() as pooled:
+                yield pooled
+        else:
+            with self.saver.lock:  # type: ignore[attr-defined]
+                yield conn
+
+    def _rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
+            return cursor.execute(query, params).fetchall()
+
+    def _write(self, query: str, params: Any) -> None:
+        """A short transaction that gives up quickly rather than queue behind live traffic."""
+        with self._connection() as conn, conn.transaction():
+            conn.execute(sql.GENTLE_SQL)
+            conn.execute(query, params)
+
+    def pages(self, selection: Selection) -> Iterator[list[Head]]:
+        after: tuple[str, str] | None = None
+        while True:
+            rows = self._rows(*sql.heads_query(selection, after))
+            if not rows:
+                return
+            after = (rows[-1][0], rows[-1][1])
+            yield sql.heads_from_rows(rows, self.saver.serde)
+
+    def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
+        rows = self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))
+        return rows[0][0] if rows else None
+
+    def migrate(self) -> list[str]:
+        """Apply the numbered migrations not applied yet; return their file names."""
+        applied: list[str] = []
+        with self._connection() as conn, conn.transaction():
+            conn.execute(sql.LOCK_SQL)
+            conn.execute(sql.VERSION_TABLE_SQL)
+            with conn.cursor(row_factory=tuple_row) as cursor:
+                done = {row[0] for row in cursor.execute(sql.APPLIED_SQL).fetchall()}
+            for version, name, statements in sql.migrations():
+                if version not in done:
+                    conn.execute(statements, prepare=False)  # several statements
+                    conn.execute(sql.RECORD_MIGRATION_SQL, (version, name))
+                    applied.append(name)
+        return applied
+
+    def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
+        self.migrate()
+        self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(arguments)))
+
+    def record_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> None:
+        self._write(sql.RECORD_REPAIR_SQL, sql.repair_row(run_id, assessment, new))
+
+    def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
+        self._write(sql.FINISH_RUN_SQL, (json.dumps(summary), run_id))
+
+    def repairs_of(self, run_id: str) -> Iterator[RepairEntry]:
+        audited = self._rows(sql.REPAIRS_OF_SQL, (run_id,)) if self._has_audit() else []
+        if not audited:  # a run recorded only in checkpoint metadata
+            yield from super().repairs_of(run_id)
+        for row in audited:
+            yield sql.entry_from_row(row)
+
+    def _has_audit(self) -> bool:
+        return bool(self._rows(sql.RUN_EXISTS_SQL)[0][0])

@@ -1,0 +1,207 @@
+"""TARGET strings -> open checkpoint savers, sync and async.
+
+    postgresql://user@host/db   PostgresSaver / AsyncPostgresSaver (a pool)
+    sqlite:///path/to/file      SqliteSaver / AsyncSqliteSaver
+    package.module:attr         a saver, or a callable returning a saver or a
+                                (async) context manager yielding one
+
+Opening checks what it can before anything is written: the server answers,
+the file exists and is a SQLite database, LangGraph's tables are there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+
+class TargetError(Exception):
+    """A TARGET that cannot be opened; the message is one line meant for a person."""
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: Literal["postgres", "sqlite", "factory"]
+    location: str
+
+
+def parse_target(text: str) -> Target:
+    """Tell which kind of store a TARGET names, without opening it."""
+    if text.startswith(("postgresql://", "postgres://")):
+        return Target("postgres", text)
+    if text.startswith("sqlite:///"):
+        path = text[len("sqlite:///") :]
+        if not path:
+            raise TargetError("sqlite:/// needs a file path, e.g. sqlite:///threads.sqlite")
+        return Target("sqlite", path)
+    module, _, attr = text.partition(":")
+    if module and attr and "/" not in module:
+        return Target("factory", text)
+    raise TargetError(
+        f"unknown target {text!r}: use postgresql://..., sqlite:///path or module:attr"
+    )
+
+
+@contextlib.contextmanager
+def open_saver(
+    text: str, *, pool_size: int = 1, setup: bool = False
+) -> Iterator[BaseCheckpointSaver[Any]]:
+    """A sync saver for TARGET. With `setup`, missing LangGraph tables are created;
+    without it they must already exist."""
+    target = parse_target(text)
+    if target.kind == "postgres":
+        with _postgres_saver(target.location, pool_size, setup) as saver:
+            yield saver
+    elif target.kind == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        _check_sqlite(target.location, setup)
+        conn = sqlite3.connect(target.location, check_same_thread=False)
+        try:
+            saver = SqliteSaver(conn)
+            if setup:
+                saver.setup()
+            yield saver
+        finally:
+            conn.close()
+    else:
+        with _factory_saver(target.location) as saver:
+            yield saver
+
+
+@contextlib.asynccontextmanager
+async def aopen_saver(
+    text: str, *, pool_size: int = 1, setup: bool = False
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The async twin of `open_saver`: AsyncPostgresSaver, AsyncSqliteSaver, or the factory's."""
+    target = parse_target(text)
+    if target.kind == "postgres":
+        async with _apostgres_saver(target.location, pool_size, setup) as saver:
+            yield saver
+    elif target.kind == "sqlite":
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        _check_sqlite(target.location, setup)
+        async with aiosqlite.connect(target.location) as conn:
+            asaver = AsyncSqliteSaver(conn)
+            if setup:
+                await asaver.setup()
+            yield asaver
+    else:
+        async with _afactory_saver(target.location) as saver:
+            yield saver
+
+
+def _check_sqlite(path: str, create: bool) -> None:
+    if not Path(path).exists():
+        if create:
+            return
+        raise TargetError(f"no such SQLite file: {path}")
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    except sqlite3.DatabaseError as error:
+        raise TargetError(f"{path} is not a SQLite database ({error})") from None
+    if "checkpoints" not in tables and not create:
+        raise TargetError(f"{path} has no LangGraph checkpoint tables")
+
+
+def _check_postgres(uri: str, create: bool) -> None:
+    import psycopg
+
+    try:
+        with psycopg.connect(uri, connect_timeout=10, autocommit=True) as conn:
+            row = conn.execute("SELECT to_regclass('checkpoints') IS NOT NULL").fetchone()
+    except psycopg.Error as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        raise TargetError(f"cannot connect to PostgreSQL: {first_line}") from None
+    if not (row and row[0]) and not create:
+        raise TargetError("the database has no LangGraph checkpoint tables")
+
+
+@contextlib.contextmanager
+def _postgres_saver(uri: str, pool_size: int, setup: bool) -> Iterator[BaseCheckpointSaver[Any]]:
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    _check_postgres(uri, setup)
+    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    with ConnectionPool(uri, min_size=1, max_size=max(pool_size, 1), kwargs=kwargs) as pool:
+        saver = PostgresSaver(pool)  # type: ignore[arg-type]
+        if setup:
+            saver.setup()
+        yield saver
+
+
+@contextlib.asynccontextmanager
+async def _apostgres_saver(
+    uri: str, pool_size: int, setup: bool
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    _check_postgres(uri, setup)
+    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    pool = AsyncConnectionPool(
+        uri, min_size=1, max_size=max(pool_size, 1), kwargs=kwargs, open=False
+    )
+    async with pool:
+        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        if setup:
+            await saver.setup()
+        yield saver
+
+
+def _load_factory(spec: str) -> Any:
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise TargetError(f"cannot import {module_name!r}: {error}") from None
+    try:
+        found = getattr(module, attr)
+    except AttributeError:
+        raise TargetError(f"{module_name!r} has no attribute {attr!r}") from None
+    return found() if callable(found) and not isinstance(found, BaseCheckpointSaver) else found
+
+
+@contextlib.contextmanager
+def _factory_saver(spec: str) -> Iterator[BaseCheckpointSaver[Any]]:
+    made = _load_factory(spec)
+    if isinstance(made, contextlib.AbstractContextManager):
+        with made as saver:
+            yield _checked(spec, saver)
+    else:
+        yield _checked(spec, made)
+
+
+@contextlib.asynccontextmanager
+async def _afactory_saver(spec: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    made = _load_factory(spec)
+    if inspect.isawaitable(made):
+        made = await made
+    if isinstance(made, contextlib.AbstractAsyncContextManager):
+        async with made as saver:
+            yield _checked(spec, saver)
+    elif isinstance(made, contextlib.AbstractContextManager):
+        with made as saver:
+            yield _checked(spec, saver)
+    else:
+        yield _checked(spec, made)
+
+
+def _checked(spec: str, saver: Any) -> BaseCheckpointSaver[Any]:
+    if not isinstance(saver, BaseCheckpointSaver):
+        raise TargetError(f"{spec} gave a {type(saver).__name__}, not a checkpoint saver")
+    return saver
