@@ -1,0 +1,143 @@
+"""Argument parsing for `langgraph-repair`: flags -> RunOptions, errors -> one line."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any, NoReturn
+
+from ..batch import RunOptions
+from ..engine import RepairPolicy
+
+EXAMPLES = {
+    "scan": "langgraph-repair scan postgresql://app@db/agents --min-idle 30m",
+    "repair": "langgraph-repair repair sqlite:///threads.sqlite --dry-run --json",
+    "undo": "langgraph-repair undo postgresql://app@db/agents --run run-1f0c2a9e4b7d",
+    "migrate": "langgraph-repair migrate postgresql://app@db/agents",
+}
+TARGET_HELP = "postgresql://..., sqlite:///path, or module:attr naming a saver factory"
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class UsageError(Exception):
+    """A mistake on the command line; reported in one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def duration(text: str) -> timedelta:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 10m, 90s, 2h, 0)")
+    return timedelta(seconds=float(match[1]) * _UNITS[match[2] or "s"])
+
+
+def shard(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not match or not 0 <= int(match[1]) < int(match[2]):
+        raise argparse.ArgumentTypeError(f"not a shard: {text!r} (K/N with 0 <= K < N)")
+    return int(match[1]), int(match[2])
+
+
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return int(text)
+
+
+def policy_setting(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or key not in RepairPolicy.__dataclass_fields__:
+        fields = ", ".join(RepairPolicy.__dataclass_fields__)
+        raise argparse.ArgumentTypeError(f"not a policy setting: {text!r} (KEY=VALUE, {fields})")
+    return key, value
+
+
+def build_policy(settings: Sequence[tuple[str, str]]) -> RepairPolicy:
+    values: dict[str, Any] = {}
+    for key, value in settings:
+        values[key] = value.lower() in ("1", "true", "yes") if key == "strict" else value
+    try:
+        return RepairPolicy(**values)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def parser() -> Parser:
+    root = Parser(
+        prog="langgraph-repair",
+        description="Find and repair LangGraph threads whose tool calls lack results.",
+        epilog="examples:\n" + "\n".join(f"  {example}" for example in EXAMPLES.values()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = root.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for name, summary in (
+        ("scan", "list broken threads; write nothing"),
+        ("repair", "append a repair checkpoint to each broken thread"),
+    ):
+        _add_run_command(commands, name, summary)
+    undo = _add_command(commands, "undo", "restore the threads a run repaired (append-only)")
+    undo.add_argument("--run", required=True, metavar="RUN_ID", help="the run to undo")
+    _add_command(commands, "migrate", "create or update the audit tables (PostgreSQL)")
+    return root
+
+
+def _add_command(commands: Any, name: str, summary: str) -> argparse.ArgumentParser:
+    command: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=summary,
+        description=f"{summary[0].upper()}{summary[1:]}.",
+        epilog=f"example:\n  {EXAMPLES[name]}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    command.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    command.add_argument("--json", action="store_true", help="print one JSON object last")
+    command.add_argument("--verbose", "-v", action="count", default=0, help="log more")
+    return command
+
+
+def _add_run_command(commands: Any, name: str, summary: str) -> None:
+    command = _add_command(commands, name, summary)
+    if name == "repair":
+        command.add_argument("--dry-run", action="store_true", help="write nothing")
+    command.add_argument("--thread", action="append", metavar="ID", help="only this thread")
+    command.add_argument(
+        "--min-idle", type=duration, default=timedelta(minutes=10), metavar="DURATION",
+        help="skip threads written more recently than this (default 10m; 0 for none)",
+    )  # fmt: skip
+    command.add_argument("--shard", type=shard, metavar="K/N", help="only shard K of N")
+    command.add_argument("--concurrency", type=positive, default=4, metavar="N")
+    command.add_argument("--limit", type=positive, metavar="N", help="repair at most N threads")
+    command.add_argument(
+        "--policy", type=policy_setting, action="append", default=[], metavar="KEY=VALUE",
+        help="a RepairPolicy setting, e.g. dangling=drop_call or language=zh",
+    )  # fmt: skip
+    command.add_argument(
+        "--channel", action="append", metavar="NAME",
+        help="a message channel to repair (default: messages)",
+    )  # fmt: skip
+    command.add_argument("--max-writes-per-second", type=float, metavar="RATE")
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    return parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+
+
+def run_options(args: argparse.Namespace) -> RunOptions:
+    return RunOptions(
+        dry_run=args.command == "scan" or args.dry_run,
+        channels=tuple(args.channel or ("messages",)),
+        threads=tuple(args.thread) if args.thread else None,
+        min_idle=args.min_idle,
+        shard=args.shard,
+        concurrency=args.concurrency,
+        limit=args.limit,
+        policy=build_policy(args.policy),
+        max_writes_per_second=args.max_writes_per_second,
+    )

@@ -1,0 +1,97 @@
+"""What `langgraph-repair` prints: a progress line on a terminal, tables, JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from ..batch import RunReport, UndoReport
+
+
+class Progress:
+    """A one-line progress display on stderr, only when stderr is a terminal."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.enabled = stream.isatty()
+        self.started = time.monotonic()
+
+    def __call__(self, report: RunReport) -> None:
+        if not self.enabled:
+            return
+        rate = report.threads_scanned / max(time.monotonic() - self.started, 1e-6)
+        self.stream.write(
+            f"\r{report.threads_scanned:,} scanned · {report.threads_needing_repair:,} broken"
+            f" · {report.threads_repaired:,} repaired · {rate:,.0f} threads/s "
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+
+
+def print_threads(report: RunReport, out: TextIO) -> None:
+    """One row per broken thread: id, namespace, head checkpoint, outcome, actions."""
+    if not report.threads:
+        return
+    rows = [("thread", "namespace", "head checkpoint", "outcome", "actions")]
+    for thread in report.threads:
+        actions = "; ".join(f"{ch}: {', '.join(acts)}" for ch, acts in thread.actions.items())
+        rows.append(
+            (
+                thread.thread_id,
+                thread.checkpoint_ns or "-",
+                thread.checkpoint_id,
+                thread.outcome,
+                actions or "-",
+            )
+        )
+    _table(rows, out)
+    out.write("\n")
+
+
+def print_summary(report: RunReport, out: TextIO, title: str) -> None:
+    verb = "would repair" if report.dry_run else "repaired"
+    rows = [
+        (title, report.run_id),
+        ("threads scanned", f"{report.threads_scanned:,}"),
+        ("threads needing repair", f"{report.threads_needing_repair:,}"),
+        (f"threads {verb}", f"{report.threads_repaired:,}"),
+        ("checkpoints written", f"{0 if report.dry_run else report.checkpoints_written:,}"),
+    ]
+    rows += [(f"skipped ({reason})", f"{n:,}") for reason, n in sorted(report.skipped.items())]
+    rows += [(f"action {kind}", f"{n:,}") for kind, n in sorted(report.actions.items())]
+    rows.append(("errors", f"{len(report.errors):,}"))
+    _table(rows, out)
+    for error in report.errors:
+        out.write(f"error: thread {error['thread_id']} {error['checkpoint_ns']!r}: ")
+        out.write(f"{error['error']}\n")
+
+
+def print_undo(report: UndoReport, out: TextIO) -> None:
+    rows = [
+        ("undo run", report.run_id),
+        ("undoing", report.undo_of),
+        ("threads restored", f"{report.threads_restored:,}"),
+        ("threads skipped", f"{report.threads_skipped:,}"),
+    ]
+    _table(rows, out)
+    for skipped in report.skipped:
+        out.write(f"skipped: thread {skipped['thread_id']} ({skipped['reason']})\n")
+
+
+def print_json(payload: dict[str, Any], out: TextIO) -> None:
+    out.write(json.dumps(payload, sort_keys=False) + "\n")
+
+
+def _table(rows: Sequence[Sequence[str]], out: TextIO) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        out.write(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
+        out.write("\n")
