@@ -66,9 +66,10 @@ async def test_repair_checkpoint_reads_like_an_update(store: Store) -> None:
     report = await run_repair(store)
     tup = await store.get_tuple(store.saver, config(seeded.of("bricked")[0]))
     assert tup is not None and tup.parent_config is not None
-    assert tup.metadata["source"] == "update"
-    assert tup.metadata[RUN_KEY] == report.run_id
-    detail: Any = tup.metadata[DETAIL_KEY]
+    metadata: dict[str, Any] = dict(tup.metadata)
+    assert metadata["source"] == "update"
+    assert metadata[RUN_KEY] == report.run_id
+    detail = metadata[DETAIL_KEY]
     assert detail["kind"] == "repair"
     assert detail["source_checkpoint_id"] == tup.parent_config["configurable"]["checkpoint_id"]
     assert [a["kind"] for a in detail["actions"]["messages"]] == ["placeholder"]
