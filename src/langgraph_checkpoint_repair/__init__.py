@@ -11,9 +11,18 @@ from .engine import (
     is_synthetic,
     repair_messages,
 )
+from .in_run import (
+    CancelResult,
+    CannotCancel,
+    acancel_pending_tool_calls,
+    cancel_pending_tool_calls,
+    pre_model_hook,
+)
 
 __all__ = [
     "MARKER_KEY",
+    "CancelResult",
+    "CannotCancel",
     "HistoryError",
     "PatchingCheckpointer",
     "PendingCall",
@@ -21,6 +30,9 @@ __all__ = [
     "RepairEvent",
     "RepairPolicy",
     "RepairResult",
+    "acancel_pending_tool_calls",
+    "cancel_pending_tool_calls",
     "is_synthetic",
+    "pre_model_hook",
     "repair_messages",
 ]

@@ -1,0 +1,13 @@
+"""The engine inside a running graph: cancel pending tool calls, repair before each model call."""
+
+from .cancel import acancel_pending_tool_calls, cancel_pending_tool_calls
+from .hook import pre_model_hook
+from .plan import CancelResult, CannotCancel
+
+__all__ = [
+    "CancelResult",
+    "CannotCancel",
+    "acancel_pending_tool_calls",
+    "cancel_pending_tool_calls",
+    "pre_model_hook",
+]
