@@ -32,6 +32,7 @@ class RunOptions:
     """Repair at most this many threads (canary runs); the rest wait for the next run."""
     policy: RepairPolicy = DEFAULT_POLICY
     max_writes_per_second: float | None = None
+    page_size: int = 1000
     run_id: str = field(default_factory=new_run_id)
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
@@ -45,7 +46,7 @@ class RunOptions:
 
     @property
     def selection(self) -> Selection:
-        return Selection(tuple(self.channels), self.threads, self.shard)
+        return Selection(tuple(self.channels), self.threads, self.shard, self.page_size)
 
     def arguments(self) -> dict[str, Any]:
         return {

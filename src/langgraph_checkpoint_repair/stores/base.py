@@ -42,6 +42,8 @@ class Selection:
     threads: Sequence[str] | None = None
     shard: tuple[int, int] | None = None
     """(K, N): only threads whose stable hash modulo N is K."""
+    page_size: int = PAGE_SIZE
+    """Heads read per query: memory stays bounded whatever the store's size."""
 
     def takes(self, thread_id: str) -> bool:
         if self.threads is not None and thread_id not in self.threads:

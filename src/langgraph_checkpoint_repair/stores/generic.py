@@ -13,7 +13,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from .base import PAGE_SIZE, Head, RepairEntry, Selection, entry_from_metadata
+from .base import Head, RepairEntry, Selection, entry_from_metadata
 from .plan import RUN_KEY, Assessment, NewCheckpoint
 
 
@@ -31,9 +31,9 @@ def _key(tup: CheckpointTuple) -> tuple[str, str, str]:
     return (c["thread_id"], c.get("checkpoint_ns", ""), c["checkpoint_id"])
 
 
-def _pages_of(heads: list[Head]) -> Iterator[list[Head]]:
-    for start in range(0, len(heads), PAGE_SIZE):
-        yield heads[start : start + PAGE_SIZE]
+def _pages_of(heads: list[Head], size: int) -> Iterator[list[Head]]:
+    for start in range(0, len(heads), size):
+        yield heads[start : start + size]
 
 
 def _scopes(selection: Selection) -> list[Any]:
@@ -59,7 +59,7 @@ class GenericStore:
             for tup in self.saver.list(scope)
             if selection.takes(tup.config["configurable"]["thread_id"])
         )
-        yield from _pages_of(_latest(keys))
+        yield from _pages_of(_latest(keys), selection.page_size)
 
     def load(self, head: Head) -> CheckpointTuple | None:
         return self.saver.get_tuple(head.config)
@@ -100,7 +100,7 @@ class AsyncGenericStore:
             async for tup in self.saver.alist(scope)
             if selection.takes(tup.config["configurable"]["thread_id"])
         ]
-        for page in _pages_of(_latest(keys)):
+        for page in _pages_of(_latest(keys), selection.page_size):
             yield page
 
     async def load(self, head: Head) -> CheckpointTuple | None:

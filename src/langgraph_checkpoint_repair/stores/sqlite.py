@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from .base import PAGE_SIZE, Head, Selection
+from .base import Head, Selection
 from .generic import AsyncGenericStore, GenericStore
 
 HEADS_SQL = """
@@ -30,7 +30,7 @@ class SqliteStore(GenericStore):
         after: tuple[str, str] = ("", "")
         while True:
             with self.saver.lock:  # type: ignore[attr-defined]
-                rows = self.saver.conn.execute(HEADS_SQL, (*after, PAGE_SIZE)).fetchall()  # type: ignore[attr-defined]
+                rows = self.saver.conn.execute(HEADS_SQL, (*after, selection.page_size)).fetchall()  # type: ignore[attr-defined]
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])
@@ -49,7 +49,7 @@ class AsyncSqliteStore(AsyncGenericStore):
         after: tuple[str, str] = ("", "")
         while True:
             async with self.saver.lock:  # type: ignore[attr-defined]
-                cursor = await self.saver.conn.execute(HEADS_SQL, (*after, PAGE_SIZE))  # type: ignore[attr-defined]
+                cursor = await self.saver.conn.execute(HEADS_SQL, (*after, selection.page_size))  # type: ignore[attr-defined]
                 rows = list(await cursor.fetchall())
             if not rows:
                 return

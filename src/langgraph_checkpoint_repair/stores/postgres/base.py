@@ -19,7 +19,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ...engine import repair_messages
-from ..base import PAGE_SIZE, Head, RepairEntry, Selection
+from ..base import Head, RepairEntry, Selection
 from ..plain import decode_plain, plain_history_is_clean
 from ..plan import Assessment, NewCheckpoint
 
@@ -76,7 +76,7 @@ ORDER BY h.thread_id DESC, h.checkpoint_ns DESC"""
 def heads_query(selection: Selection, after: tuple[str, str] | None) -> tuple[str, dict[str, Any]]:
     """One page of heads after the keyset cursor `after`, newest thread ids first."""
     where = ["TRUE"]
-    params: dict[str, Any] = {"page": PAGE_SIZE, "channels": list(selection.channels)}
+    params: dict[str, Any] = {"page": selection.page_size, "channels": list(selection.channels)}
     if after is not None:
         where.append("(thread_id, checkpoint_ns) < (%(after_thread)s, %(after_ns)s)")
         params.update(after_thread=after[0], after_ns=after[1])
