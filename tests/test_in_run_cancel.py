@@ -95,7 +95,7 @@ async def test_interrupt_inside_a_tool(store: Store, version: Any, then: str) ->
     state = await store.get_state(graph, config)
     assert state.interrupts == ()
 
-    value = Command(resume="yes") if then == "resume" else CHANGE
+    value: Any = Command(resume="yes") if then == "resume" else CHANGE
     out = await store.invoke(graph, value, config)
     assert out["messages"][-1].content == "Moving on."
     assert box.runs == {}

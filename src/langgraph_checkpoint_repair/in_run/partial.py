@@ -83,7 +83,12 @@ def path_str(path: Any) -> str:
 
 
 def _call_of(task: PregelTask, sends: Sequence[Any]) -> str | None:
-    """The id of the one tool call a `Send` task carries, if it is one."""
+    """The id of the one tool call a `Send` task carries, if it carries exactly one.
+
+    Packets as LangGraph and LangChain send them: a `ToolCallWithContext`
+    (`create_react_agent(version="v2")`), a one-call list (`create_agent`), or
+    a bare tool call.
+    """
     if len(task.path) < 2 or task.path[0] != PUSH or not isinstance(task.path[1], int):
         return None
     if task.path[1] >= len(sends) or not isinstance(sends[task.path[1]], Send):
@@ -91,6 +96,8 @@ def _call_of(task: PregelTask, sends: Sequence[Any]) -> str | None:
     packet = sends[task.path[1]].arg
     if isinstance(packet, Mapping) and packet.get("__type") == "tool_call_with_context":
         packet = packet.get("tool_call")
+    elif isinstance(packet, list) and len(packet) == 1:
+        packet = packet[0]
     if isinstance(packet, Mapping) and packet.get("type") == "tool_call":
         call_id = packet.get("id")
         return call_id if isinstance(call_id, str) else None

@@ -1,0 +1,51 @@
+"""`RepairToolCallsMiddleware`: the repair engine before every model call of a LangChain agent.
+
+Needs the optional extra `agents` (LangChain >= 1); the rest of the package
+works without it and never imports this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.runtime import Runtime
+
+from .engine import RepairPolicy, repair_messages
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState
+except ImportError as error:  # pragma: no cover - exercised in a subprocess test
+    raise ImportError(
+        "RepairToolCallsMiddleware needs LangChain >= 1: "
+        "pip install 'langgraph-checkpoint-repair[agents]'"
+    ) from error
+
+__all__ = ["RepairToolCallsMiddleware"]
+
+
+class RepairToolCallsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Repairs the agent's history in `before_model`, so the model never sees a broken one.
+
+    `create_agent(model, tools, middleware=[RepairToolCallsMiddleware()])`.
+    The repaired list replaces the state's messages (a `before_model` update is
+    stored), so the fix persists with the next checkpoint; a clean history is
+    left alone. Nothing is in flight before a model call, so every unanswered
+    call is answered.
+    """
+
+    def __init__(self, policy: RepairPolicy | None = None) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        result = repair_messages(state["messages"], policy=self.policy)
+        if not result.changed:
+            return None
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *result.messages]}
+
+    async def abefore_model(
+        self, state: AgentState[Any], runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        return self.before_model(state, runtime)
