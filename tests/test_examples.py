@@ -24,3 +24,23 @@ def test_quickstart_bricks_repairs_and_runs_the_thread_again(tmp_path: Path) -> 
     assert "Through PatchingCheckpointer(saver) the next run works" in out
     assert "['human', 'ai', 'tool', 'human', 'human', 'human', 'ai']" in out
     assert store.exists()
+
+
+def test_safe_resume_cancels_then_rejects_one_call(tmp_path: Path) -> None:
+    store = tmp_path / "safe_resume.sqlite"
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "safe_resume.py"), str(store)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    out = done.stdout
+    assert "Cancelled: ['placeholder call_1']" in out
+    assert "was cancelled before it completed: the user changed the subject." in out
+    assert "ai: 'Why do cows wear bells? Their horns do not work.'" in out
+    assert "Rejected ['call_2']; still to run: ['call_3']" in out
+    assert "send_email" in out and "(tool ran: send_email" not in out
+    assert out.count("(tool ran: get_weather Oslo)") == 1
+    assert out.count("answers call_2") == 1 and out.count("answers call_3") == 1
+    assert store.exists()
