@@ -43,7 +43,7 @@ def parse_target(text: str) -> Target:
             raise TargetError("sqlite:/// needs a file path, e.g. sqlite:///threads.sqlite")
         return Target("sqlite", path)
     module, _, attr = text.partition(":")
-    if module and attr and "/" not in module:
+    if "://" not in text and module and attr.isidentifier():
         return Target("factory", text)
     raise TargetError(
         f"unknown target {text!r}: use postgresql://..., sqlite:///path or module:attr"

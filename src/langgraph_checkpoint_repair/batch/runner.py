@@ -187,17 +187,13 @@ def undo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
     store.begin_run(report.run_id, "undo", {"undo_of": run_id})
     for entry in list(store.repairs_of(run_id)):
         try:
-            if store.head_id(entry.thread_id, entry.checkpoint_ns) != entry.repair_checkpoint_id:
-                _skip(report, entry, "moved_on")
-                continue
             head = store.load(_head(entry, entry.repair_checkpoint_id))
+            current = store.head_id(entry.thread_id, entry.checkpoint_ns)
             source = store.load(_head(entry, entry.source_checkpoint_id))
-            new = _restoring(store.saver, head, source, report)
+            new = _restoring(store.saver, entry, head, current, source, report)
             if new is not None:
                 store.write(new)
                 report.threads_restored += 1
-            else:
-                _skip(report, entry, "missing")
         except Exception as error:
             report.errors.append(_failure(entry, error))
     store.finish_run(report.run_id, report.to_json())
@@ -212,18 +208,13 @@ async def aundo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
     entries = [entry async for entry in store.repairs_of(run_id)]
     for entry in entries:
         try:
-            current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
-            if current != entry.repair_checkpoint_id:
-                _skip(report, entry, "moved_on")
-                continue
             head = await store.load(_head(entry, entry.repair_checkpoint_id))
+            current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
             source = await store.load(_head(entry, entry.source_checkpoint_id))
-            new = _restoring(store.saver, head, source, report)
+            new = _restoring(store.saver, entry, head, current, source, report)
             if new is not None:
                 await store.write(new)
                 report.threads_restored += 1
-            else:
-                _skip(report, entry, "missing")
         except Exception as error:
             report.errors.append(_failure(entry, error))
     await store.finish_run(report.run_id, report.to_json())
@@ -236,23 +227,42 @@ def _head(entry: RepairEntry, checkpoint_id: str) -> Head:
 
 def _restoring(
     saver: BaseCheckpointSaver[Any],
+    entry: RepairEntry,
     head: CheckpointTuple | None,
+    current_head_id: str | None,
     source: CheckpointTuple | None,
     report: UndoReport,
 ) -> NewCheckpoint | None:
-    """A checkpoint on top of the repair that puts back the channels as they were before it."""
-    if head is None or source is None:
+    """A checkpoint on top of the repair that puts back the channels as they were
+    before it; None (and a reason in the report) when the thread must be left alone."""
+    reason = _why_not_restore(entry, head, current_head_id, source)
+    if reason is not None:
+        _skip(report, entry, reason)
         return None
+    assert head is not None and source is not None
     detail: dict[str, Any] = head.metadata.get(DETAIL_KEY) or {}  # type: ignore[assignment]
     channels: Iterable[str] = detail.get("actions", {}).keys()
     stored = source.checkpoint["channel_values"]
     values = {name: stored[name] for name in channels if name in stored}
-    repair_id = head.config["configurable"]["checkpoint_id"]
-    undo = undo_detail(report.undo_of, repair_id)
+    undo = undo_detail(report.undo_of, entry.repair_checkpoint_id)
     return checkpoint_on_top(head, values, saver.get_next_version, undo, report.run_id)
 
 
+def _why_not_restore(
+    entry: RepairEntry,
+    head: CheckpointTuple | None,
+    current_head_id: str | None,
+    source: CheckpointTuple | None,
+) -> str | None:
+    if head is None:  # the run stopped between its audit record and its write
+        return "not_written"
+    if current_head_id != entry.repair_checkpoint_id:
+        return "moved_on"
+    return "source_missing" if source is None else None
+
+
 def _skip(report: UndoReport, entry: RepairEntry, reason: str) -> None:
+    """Count a thread the undo leaves alone, and say why."""
     report.threads_skipped += 1
     report.skipped.append(
         {"thread_id": entry.thread_id, "checkpoint_ns": entry.checkpoint_ns, "reason": reason}
