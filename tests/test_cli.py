@@ -46,7 +46,8 @@ def run(*argv: str) -> tuple[int, str]:
 
 
 def last_json(output: str) -> dict[str, Any]:
-    return json.loads(output.strip().splitlines()[-1])
+    parsed: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
+    return parsed
 
 
 @pytest.fixture
