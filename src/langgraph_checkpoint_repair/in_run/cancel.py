@@ -50,13 +50,16 @@ def cancel_pending_tool_calls(
     the text, as for `repair_messages`.
 
     `tool_call_ids` cancels only those calls (a reviewer rejects one call and
-    approves another): the others stay scheduled and run once on resume. Their
-    results are recorded on the interrupted step itself, so this is for a
-    thread that will be resumed; it needs one task per call (Send per call)
-    and raises `CannotCancel` for a tool node that runs every call at once.
+    approves another): the others stay scheduled and run once on resume. The
+    rejected calls' results are recorded on the interrupted step itself, so
+    this is for a thread that will be resumed (moving on instead discards
+    them: cancel again without ids first). It needs one task per call (Send
+    per call) and raises `CannotCancel` for a tool node that runs every call
+    at once, which would run the rejected calls too.
 
-    Returns a `CancelResult`; `cancelled` is False when nothing was pending
-    and nothing was written.
+    Call it while no run is active on the thread: the write applies to the
+    checkpoint the pending calls were read from. Returns a `CancelResult`;
+    `cancelled` is False when nothing was pending and nothing was written.
     """
     state = graph.get_state(config, subgraphs=True)
     plan = plan_cancel(
