@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command, StateSnapshot
 
 from langgraph_checkpoint_repair import CannotCancel, PatchingCheckpointer, RepairPolicy
@@ -295,3 +295,26 @@ async def test_unknown_call_id_is_refused_and_nothing_is_written(store: Store) -
     with pytest.raises(CannotCancel, match="c9"):
         await cancel(store, graph, config, tool_call_ids=["c9"])
     assert len(await store.list(store.saver, config)) == count
+
+
+async def test_finished_thread_with_unparsable_call_arguments(store: Store) -> None:
+    """Nothing is scheduled; the call that never ran keeps the engine's retry text."""
+    box, config = ToolBox(), thread()
+    unparsable = AIMessage(
+        "",
+        invalid_tool_calls=[
+            {"name": "get_weather", "args": "{oops", "id": "c1", "error": "bad JSON"}
+        ],
+    )
+    replies = model(unparsable, "Let me try again.")
+    graph = custom_agent(replies, box, store.saver)
+    await store.invoke(graph, ASK, config)
+    assert (await store.get_state(graph, config)).next == ()
+
+    done = await cancel(store, graph, config, reason=REASON)
+    assert done.tool_call_ids == ("c1",)
+    out = await store.invoke(graph, CHANGE, config)
+    assert out["messages"][-1].content == "Let me try again."
+    [synthetic] = synthetic_results(out["messages"])
+    assert "could not be parsed" in str(synthetic.content)
+    assert_valid(replies.received[-1])
