@@ -1,0 +1,190 @@
+"""Speed and memory of the batch job on a seeded PostgreSQL store.
+
+Seeds N threads (default 20,000) of 40 messages, 2% broken, three checkpoints
+each, then measures in the same run:
+
+- raw bound: one keyset-paged query per 1,000 heads fetching the messages blob,
+  decoded with ormsgpack into plain structures (the least any scan must do);
+- naive walk: `list(None)` to find the heads, `get_tuple` per head, the engine;
+- `scan` (repair_threads, dry run) and `repair`;
+- peak Python memory of `scan` on a store of N/10 threads and of N threads.
+
+    python benchmarks/bench_batch.py [--threads 20000] [--postgres postgresql://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import time
+import tracemalloc
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+from urllib.parse import quote
+
+import ormsgpack
+import psycopg
+from bench_engine import make_history
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.base.id import uuid6
+from langgraph.checkpoint.postgres import PostgresSaver
+from psycopg.rows import dict_row
+
+from langgraph_checkpoint_repair import repair_messages
+from langgraph_checkpoint_repair.batch import repair_threads
+
+MESSAGES = 40
+BROKEN_EVERY = 50  # 2%
+HEADS_SQL = """
+WITH heads AS (
+    SELECT DISTINCT ON (thread_id, checkpoint_ns) thread_id, checkpoint_ns,
+        checkpoint -> 'channel_versions' ->> 'messages' AS version
+    FROM checkpoints WHERE {where}
+    ORDER BY thread_id DESC, checkpoint_ns DESC, checkpoint_id DESC LIMIT 1000)
+SELECT h.thread_id, h.checkpoint_ns, b.blob FROM heads h
+JOIN checkpoint_blobs b ON b.thread_id = h.thread_id AND b.checkpoint_ns = h.checkpoint_ns
+    AND b.channel = 'messages' AND b.version = h.version
+ORDER BY h.thread_id DESC, h.checkpoint_ns DESC"""
+
+
+@contextlib.contextmanager
+def schema(uri: str) -> Iterator[str]:
+    """A fresh schema, dropped afterwards; yields a URI scoped to it."""
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    try:
+        yield f"{uri}{'&' if '?' in uri else '?'}options={quote(f'-c search_path={name}')}"
+    finally:
+        with psycopg.connect(uri, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {name} CASCADE")
+
+
+def template_rows(saver: PostgresSaver, thread_id: str, broken: bool) -> dict[str, list[Any]]:
+    """Write one thread of three checkpoints with the saver's own put; read its rows back."""
+    config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    old = (datetime.now(timezone.utc) - timedelta(hours=1)).isoformat()
+    for step, size in enumerate((MESSAGES - 4, MESSAGES - 2, MESSAGES)):
+        checkpoint = empty_checkpoint()
+        checkpoint["id"], checkpoint["ts"] = str(uuid6(clock_seq=step)), old
+        history = make_history(size, 7 if broken and size == MESSAGES else None)
+        version = saver.get_next_version(None if step == 0 else step, None)
+        checkpoint["channel_values"] = {"messages": history}
+        checkpoint["channel_versions"] = {"messages": version}
+        metadata: Any = {"source": "loop", "step": step}
+        config = saver.put(config, checkpoint, metadata, {"messages": version})
+    with saver.conn.cursor() as cursor:  # type: ignore[union-attr]
+        return {
+            table: list(cursor.execute(f"SELECT * FROM {table} WHERE thread_id = %s", (thread_id,)))
+            for table in ("checkpoints", "checkpoint_blobs")
+        }
+
+
+def seed(uri: str, threads: int) -> None:
+    """`threads` copies of the two template threads, bulk-loaded with COPY."""
+    with psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+        saver = PostgresSaver(conn)
+        saver.setup()
+        templates = {b: template_rows(saver, f"template-{b}", b) for b in (False, True)}
+        conn.execute("DELETE FROM checkpoints; DELETE FROM checkpoint_blobs", prepare=False)
+        with conn.cursor() as cursor:
+            for table in ("checkpoints", "checkpoint_blobs"):
+                columns = list(templates[False][table][0])
+                copy_sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
+                with cursor.copy(copy_sql) as copy:
+                    for n in range(threads):
+                        for row in templates[n % BROKEN_EVERY == 0][table]:
+                            copy.write_row(_row(row, columns, f"thread-{n:07}"))
+        conn.execute("ANALYZE")
+
+
+def _row(row: dict[str, Any], columns: list[str], thread_id: str) -> list[Any]:
+    values = {**row, "thread_id": thread_id}
+    return [json.dumps(v) if isinstance(v, dict) else values[c] for c, v in values.items()]
+
+
+def raw_bound(uri: str) -> int:
+    """The floor: page through heads fetching the messages blob, decode it plainly."""
+    decoded = 0
+    with psycopg.connect(uri) as conn:
+        after: tuple[str, str] | None = None
+        while True:
+            where = "TRUE" if after is None else "(thread_id, checkpoint_ns) < (%s, %s)"
+            rows = conn.execute(HEADS_SQL.format(where=where), after).fetchall()
+            if not rows:
+                return decoded
+            for _, _, blob in rows:
+                ormsgpack.unpackb(blob, ext_hook=_plain, option=ormsgpack.OPT_NON_STR_KEYS)
+                decoded += 1
+            after = (rows[-1][0], rows[-1][1])
+
+
+def _plain(code: int, data: bytes) -> Any:
+    return ormsgpack.unpackb(data, ext_hook=_plain, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+def naive_walk(saver: PostgresSaver) -> int:
+    """What a script over the public API does: list everything, load each head."""
+    heads: dict[tuple[str, str], str] = {}
+    for tup in saver.list(None):
+        c = tup.config["configurable"]
+        key = (c["thread_id"], c["checkpoint_ns"])
+        heads[key] = max(heads.get(key, ""), c["checkpoint_id"])
+    broken = 0
+    for (thread_id, ns), checkpoint_id in heads.items():
+        config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
+                                        "checkpoint_id": checkpoint_id}}  # fmt: skip
+        tup = saver.get_tuple(config)
+        assert tup is not None
+        broken += repair_messages(tup.checkpoint["channel_values"]["messages"]).changed
+    return broken
+
+
+def timed(work: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = work()
+    return time.perf_counter() - start, result
+
+
+def peak_scan_memory(uri: str) -> int:
+    with PostgresSaver.from_conn_string(uri) as saver:
+        tracemalloc.start()
+        repair_threads(saver, dry_run=True, min_idle=timedelta(0), concurrency=1)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=20_000)
+    parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
+    args = parser.parse_args()
+    with schema(args.postgres) as small, schema(args.postgres) as big:
+        seed(small, args.threads // 10)
+        started = time.perf_counter()
+        seed(big, args.threads)
+        print(f"seeded {args.threads:,} threads in {time.perf_counter() - started:.1f}s")
+        raw_seconds, heads = timed(lambda: raw_bound(big))
+        with PostgresSaver.from_conn_string(big) as saver:
+            scan_seconds, scan = timed(lambda: repair_threads(saver, dry_run=True, min_idle=timedelta(0)))
+            naive_seconds, naive_broken = timed(lambda: naive_walk(saver))
+            repair_seconds, repaired = timed(lambda: repair_threads(saver, min_idle=timedelta(0)))
+        assert heads == scan.threads_scanned == args.threads
+        assert naive_broken == scan.threads_needing_repair == repaired.threads_repaired
+        small_peak, big_peak = peak_scan_memory(small), peak_scan_memory(big)
+    print(f"heads: {heads:,}, broken: {scan.threads_needing_repair:,}")
+    print(f"{'':<28}{'seconds':>10}{'vs raw bound':>16}")
+    for label, seconds in (("raw bound", raw_seconds), ("scan", scan_seconds),
+                           ("repair", repair_seconds), ("naive walk", naive_seconds)):  # fmt: skip
+        print(f"{label:<28}{seconds:>10.2f}{seconds / raw_seconds:>15.2f}x")
+    print(f"naive walk / scan: {naive_seconds / scan_seconds:.1f}x faster")
+    print(f"scan peak memory: {small_peak / 2**20:.1f} MiB at {args.threads // 10:,} threads, "
+          f"{big_peak / 2**20:.1f} MiB at {args.threads:,} ({big_peak / small_peak:.2f}x)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
