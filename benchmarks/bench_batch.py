@@ -67,11 +67,12 @@ def template_rows(saver: PostgresSaver, thread_id: str, broken: bool) -> dict[st
     """Write one thread of three checkpoints with the saver's own put; read its rows back."""
     config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
     old = (datetime.now(timezone.utc) - timedelta(hours=1)).isoformat()
+    version = None
     for step, size in enumerate((MESSAGES - 4, MESSAGES - 2, MESSAGES)):
         checkpoint = empty_checkpoint()
         checkpoint["id"], checkpoint["ts"] = str(uuid6(clock_seq=step)), old
         history = make_history(size, 7 if broken and size == MESSAGES else None)
-        version = saver.get_next_version(None if step == 0 else step, None)
+        version = saver.get_next_version(version, None)
         checkpoint["channel_values"] = {"messages": history}
         checkpoint["channel_versions"] = {"messages": version}
         metadata: Any = {"source": "loop", "step": step}
@@ -137,9 +138,9 @@ def naive_walk(saver: PostgresSaver) -> int:
     for (thread_id, ns), checkpoint_id in heads.items():
         config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
                                         "checkpoint_id": checkpoint_id}}  # fmt: skip
-        tup = saver.get_tuple(config)
-        assert tup is not None
-        broken += repair_messages(tup.checkpoint["channel_values"]["messages"]).changed
+        head = saver.get_tuple(config)
+        assert head is not None
+        broken += repair_messages(head.checkpoint["channel_values"]["messages"]).changed
     return broken
 
 
@@ -169,10 +170,11 @@ def main() -> None:
         seed(big, args.threads)
         print(f"seeded {args.threads:,} threads in {time.perf_counter() - started:.1f}s")
         raw_seconds, heads = timed(lambda: raw_bound(big))
+        now = timedelta(0)
         with PostgresSaver.from_conn_string(big) as saver:
-            scan_seconds, scan = timed(lambda: repair_threads(saver, dry_run=True, min_idle=timedelta(0)))
+            scan_seconds, scan = timed(lambda: repair_threads(saver, dry_run=True, min_idle=now))
             naive_seconds, naive_broken = timed(lambda: naive_walk(saver))
-            repair_seconds, repaired = timed(lambda: repair_threads(saver, min_idle=timedelta(0)))
+            repair_seconds, repaired = timed(lambda: repair_threads(saver, min_idle=now))
         assert heads == scan.threads_scanned == args.threads
         assert naive_broken == scan.threads_needing_repair == repaired.threads_repaired
         small_peak, big_peak = peak_scan_memory(small), peak_scan_memory(big)
@@ -182,8 +184,11 @@ def main() -> None:
                            ("repair", repair_seconds), ("naive walk", naive_seconds)):  # fmt: skip
         print(f"{label:<28}{seconds:>10.2f}{seconds / raw_seconds:>15.2f}x")
     print(f"naive walk / scan: {naive_seconds / scan_seconds:.1f}x faster")
-    print(f"scan peak memory: {small_peak / 2**20:.1f} MiB at {args.threads // 10:,} threads, "
-          f"{big_peak / 2**20:.1f} MiB at {args.threads:,} ({big_peak / small_peak:.2f}x)")  # fmt: skip
+    small_size, big_size = f"{args.threads // 10:,} threads", f"{args.threads:,}"
+    print(
+        f"scan peak memory: {small_peak / 2**20:.1f} MiB at {small_size}, "
+        f"{big_peak / 2**20:.1f} MiB at {big_size} ({big_peak / small_peak:.2f}x)"
+    )
 
 
 if __name__ == "__main__":
