@@ -44,3 +44,25 @@ def test_safe_resume_cancels_then_rejects_one_call(tmp_path: Path) -> None:
     assert out.count("(tool ran: get_weather Oslo)") == 1
     assert out.count("answers call_2") == 1 and out.count("answers call_3") == 1
     assert store.exists()
+
+
+def run_example(script: str, *args: str, cwd: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd=cwd,
+    )
+    return done.stdout
+
+
+def test_repair_store_runs_the_batch_on_the_quickstart_file(tmp_path: Path) -> None:
+    run_example("quickstart.py", cwd=tmp_path)
+    out = run_example("repair_store.py", cwd=tmp_path)
+    assert "threads needing repair  3" in out
+    assert "threads restored  3" in out
+    assert '"threads_repaired": 3' in out
+    assert out.count("repaired  messages: placeholder:call-ticket-") == 3
+    assert out.count("(exit 0)") == 5

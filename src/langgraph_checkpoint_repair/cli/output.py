@@ -39,7 +39,7 @@ def print_threads(report: RunReport, out: TextIO) -> None:
     if not report.threads:
         return
     rows = [("thread", "namespace", "head checkpoint", "outcome", "actions")]
-    for thread in report.threads:
+    for thread in sorted(report.threads, key=lambda t: (t.thread_id, t.checkpoint_ns)):
         actions = "; ".join(f"{ch}: {', '.join(acts)}" for ch, acts in thread.actions.items())
         rows.append(
             (
