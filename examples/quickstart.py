@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from fake_model import call, scripted
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.prebuilt import create_react_agent
+from transcript import show
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, repair_messages
 
@@ -27,15 +28,6 @@ CONFIG: Any = {"configurable": {"thread_id": "support-42"}}
 def get_weather(city: str) -> str:
     """Return the weather for a city."""
     return f"It is sunny in {city}."
-
-
-def show(title: str, messages: list[BaseMessage]) -> None:
-    print(f"\n{title}")
-    for message in messages:
-        calls = [c["id"] for c in getattr(message, "tool_calls", [])]
-        answers = getattr(message, "tool_call_id", None)
-        note = f" calls {calls}" if calls else f" answers {answers}" if answers else ""
-        print(f"  {message.type:>5}: {str(message.content)[:60]!r}{note}")
 
 
 def brick_a_thread(saver: SqliteSaver) -> None:

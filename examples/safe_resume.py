@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from fake_model import call, scripted
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.prebuilt import create_react_agent
+from transcript import show
 
 from langgraph_checkpoint_repair import cancel_pending_tool_calls
 
@@ -43,15 +44,6 @@ def send_email(to: str) -> str:
 TOOLS = [get_weather, send_email]
 
 
-def show(title: str, messages: list[BaseMessage]) -> None:
-    print(f"\n{title}")
-    for message in messages:
-        calls = [c["id"] for c in getattr(message, "tool_calls", [])]
-        answers = getattr(message, "tool_call_id", None)
-        note = f" calls {calls}" if calls else f" answers {answers}" if answers else ""
-        print(f"  {message.type:>5}: {str(message.content)[:120]!r}{note}")
-
-
 def change_of_mind(saver: SqliteSaver) -> None:
     """Interrupted before the tools, the user moves on: cancel, then continue."""
     config: Any = {"configurable": {"thread_id": "support-7"}}
@@ -68,7 +60,7 @@ def change_of_mind(saver: SqliteSaver) -> None:
     print("Cancelled:", [f"{a.kind} {a.tool_call_id}" for a in done.actions])
 
     out = graph.invoke({"messages": [HumanMessage("Never mind, tell me a joke.")]}, config)
-    show("The new message runs on the first try:", out["messages"])
+    show("The new message runs on the first try:", out["messages"], width=120)
 
 
 def reject_one_call(saver: SqliteSaver) -> None:
@@ -92,7 +84,9 @@ def reject_one_call(saver: SqliteSaver) -> None:
     print(f"Rejected {list(done.tool_call_ids)}; still to run: {list(done.kept)}")
     print("Resuming:")
     out = graph.invoke(None, config)
-    show("Each call has exactly one result; only the approved tool ran:", out["messages"])
+    show(
+        "Each call has exactly one result; only the approved tool ran:", out["messages"], width=120
+    )
 
 
 def main() -> None:

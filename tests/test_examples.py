@@ -1,4 +1,4 @@
-"""The README's first command: the quickstart runs and shows what it promises."""
+"""The examples run and show what they promise (the README's first command among them)."""
 
 from __future__ import annotations
 
@@ -7,43 +7,6 @@ import sys
 from pathlib import Path
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
-
-
-def test_quickstart_bricks_repairs_and_runs_the_thread_again(tmp_path: Path) -> None:
-    store = tmp_path / "quickstart.sqlite"
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / "quickstart.py"), str(store)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    out = done.stdout
-    assert out.count("fails with INVALID_CHAT_HISTORY") == 2
-    assert "Actions: ['placeholder call_1']" in out
-    assert "Through PatchingCheckpointer(saver) the next run works" in out
-    assert "['human', 'ai', 'tool', 'human', 'human', 'human', 'ai']" in out
-    assert store.exists()
-
-
-def test_safe_resume_cancels_then_rejects_one_call(tmp_path: Path) -> None:
-    store = tmp_path / "safe_resume.sqlite"
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / "safe_resume.py"), str(store)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    out = done.stdout
-    assert "Cancelled: ['placeholder call_1']" in out
-    assert "was cancelled before it completed: the user changed the subject." in out
-    assert "ai: 'Why do cows wear bells? Their horns do not work.'" in out
-    assert "Rejected ['call_2']; still to run: ['call_3']" in out
-    assert "send_email" in out and "(tool ran: send_email" not in out
-    assert out.count("(tool ran: get_weather Oslo)") == 1
-    assert out.count("answers call_2") == 1 and out.count("answers call_3") == 1
-    assert store.exists()
 
 
 def run_example(script: str, *args: str, cwd: Path) -> str:
@@ -56,6 +19,29 @@ def run_example(script: str, *args: str, cwd: Path) -> str:
         cwd=cwd,
     )
     return done.stdout
+
+
+def test_quickstart_bricks_repairs_and_runs_the_thread_again(tmp_path: Path) -> None:
+    store = tmp_path / "quickstart.sqlite"
+    out = run_example("quickstart.py", str(store), cwd=tmp_path)
+    assert out.count("fails with INVALID_CHAT_HISTORY") == 2
+    assert "Actions: ['placeholder call_1']" in out
+    assert "Through PatchingCheckpointer(saver) the next run works" in out
+    assert "['human', 'ai', 'tool', 'human', 'human', 'human', 'ai']" in out
+    assert store.exists()
+
+
+def test_safe_resume_cancels_then_rejects_one_call(tmp_path: Path) -> None:
+    store = tmp_path / "safe_resume.sqlite"
+    out = run_example("safe_resume.py", str(store), cwd=tmp_path)
+    assert "Cancelled: ['placeholder call_1']" in out
+    assert "was cancelled before it completed: the user changed the subject." in out
+    assert "ai: 'Why do cows wear bells? Their horns do not work.'" in out
+    assert "Rejected ['call_2']; still to run: ['call_3']" in out
+    assert "send_email" in out and "(tool ran: send_email" not in out
+    assert out.count("(tool ran: get_weather Oslo)") == 1
+    assert out.count("answers call_2") == 1 and out.count("answers call_3") == 1
+    assert store.exists()
 
 
 def test_repair_store_runs_the_batch_on_the_quickstart_file(tmp_path: Path) -> None:
