@@ -52,13 +52,14 @@ def parse_target(text: str) -> Target:
 
 @contextlib.contextmanager
 def open_saver(
-    text: str, *, pool_size: int = 1, setup: bool = False
+    text: str, *, pool_size: int = 1, setup: bool = False, gentle: bool = False
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     """A sync saver for TARGET. With `setup`, missing LangGraph tables are created;
-    without it they must already exist."""
+    without it they must already exist. With `gentle`, PostgreSQL statements give up
+    after a short lock wait or run time instead of queueing behind live traffic."""
     target = parse_target(text)
     if target.kind == "postgres":
-        with _postgres_saver(target.location, pool_size, setup) as saver:
+        with _postgres_saver(target.location, pool_size, setup, gentle) as saver:
             yield saver
     elif target.kind == "sqlite":
         from langgraph.checkpoint.sqlite import SqliteSaver
@@ -128,16 +129,27 @@ def _check_postgres(uri: str, create: bool) -> None:
         raise TargetError("the database has no LangGraph checkpoint tables")
 
 
+GENTLE_SETTINGS = ("SET lock_timeout = '2s'", "SET statement_timeout = '60s'")
+
+
+def _gentle(conn: Any) -> None:
+    for statement in GENTLE_SETTINGS:
+        conn.execute(statement)
+
+
 @contextlib.contextmanager
-def _postgres_saver(uri: str, pool_size: int, setup: bool) -> Iterator[BaseCheckpointSaver[Any]]:
+def _postgres_saver(
+    uri: str, pool_size: int, setup: bool, gentle: bool
+) -> Iterator[BaseCheckpointSaver[Any]]:
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg.rows import dict_row
     from psycopg_pool import ConnectionPool
 
     _check_postgres(uri, setup)
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
-    with ConnectionPool(uri, min_size=1, max_size=max(pool_size, 1), kwargs=kwargs) as pool:
-        saver = PostgresSaver(pool)  # type: ignore[arg-type]
+    size, configure = max(pool_size, 1), _gentle if gentle else None
+    with ConnectionPool(uri, min_size=1, max_size=size, kwargs=kwargs, configure=configure) as pool:
+        saver = PostgresSaver(pool)
         if setup:
             saver.setup()
         yield saver

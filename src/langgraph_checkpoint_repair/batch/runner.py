@@ -4,6 +4,7 @@ stores and the pure rules in `stores.plan` and `options`."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +25,8 @@ from ..stores.plan import (
 )
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
 from .report import RunReport, UndoReport
+
+logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
 
 def stored_saver(saver: BaseCheckpointSaver[Any]) -> BaseCheckpointSaver[Any]:
@@ -76,6 +79,17 @@ class _Run:
         self.report = RunReport(options.run_id, options.dry_run)
         self.quota = Quota(options.limit)
         self.pacer = Pacer(options.max_writes_per_second)
+
+    def wrote(self, assessment: Assessment, new: NewCheckpoint) -> None:
+        self.report.record(assessment, "repaired", new.checkpoint_id)
+        logger.info(
+            "repaired thread=%s ns=%r checkpoint=%s -> %s actions=%s",
+            assessment.thread_id,
+            assessment.checkpoint_ns,
+            assessment.checkpoint_id,
+            new.checkpoint_id,
+            {name: [a.kind for a in acts] for name, acts in assessment.actions.items()},
+        )
 
     def take_page(self, page: list[Head]) -> list[Head]:
         self.report.scanned(len(page))
@@ -137,7 +151,7 @@ class _SyncRun(_Run):
         time.sleep(self.pacer.delay())
         self.store.record_repair(self.options.run_id, assessment, new)
         self.store.write(new)
-        self.report.record(assessment, "repaired", new.checkpoint_id)
+        self.wrote(assessment, new)
 
 
 class _AsyncRun(_Run):
@@ -177,7 +191,7 @@ class _AsyncRun(_Run):
         await asyncio.sleep(self.pacer.delay())
         await self.store.record_repair(self.options.run_id, assessment, new)
         await self.store.write(new)
-        self.report.record(assessment, "repaired", new.checkpoint_id)
+        self.wrote(assessment, new)
 
 
 def undo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:

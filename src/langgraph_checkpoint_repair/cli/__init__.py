@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 def _dispatch(args: Any, options: RunOptions | None, out: TextIO) -> int:
     pool = options.concurrency + 1 if options else 2
-    with open_saver(args.target, pool_size=pool) as saver:
+    with open_saver(args.target, pool_size=pool, gentle=True) as saver:
         if args.command == "migrate":
             return _migrate(saver, args, out)
         if args.command == "undo":
