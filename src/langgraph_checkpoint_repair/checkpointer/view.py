@@ -86,7 +86,9 @@ class LoadRepairer:
 
     def _report(self, tup: CheckpointTuple, actions: dict[str, tuple[RepairAction, ...]]) -> None:
         level = logging.INFO if self._first_time("repaired", tup) else logging.DEBUG
-        summary = {name: [a.kind for a in acts] for name, acts in actions.items()}
+        summary = {
+            name: [f"{a.kind}:{a.tool_call_id}" for a in acts] for name, acts in actions.items()
+        }
         logger.log(level, "repaired checkpoint %s on load: %s", _where(tup), summary)
         if self.on_repair is None:
             return

@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from ..batch import RunOptions
 from ..engine import RepairPolicy
+from ..engine.policy import policy_from_settings
 
 EXAMPLES = {
     "scan": "langgraph-repair scan postgresql://app@db/agents --min-idle 30m",
@@ -51,20 +52,9 @@ def positive(text: str) -> int:
     return int(text)
 
 
-def policy_setting(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or key not in RepairPolicy.__dataclass_fields__:
-        fields = ", ".join(RepairPolicy.__dataclass_fields__)
-        raise argparse.ArgumentTypeError(f"not a policy setting: {text!r} (KEY=VALUE, {fields})")
-    return key, value
-
-
-def build_policy(settings: Sequence[tuple[str, str]]) -> RepairPolicy:
-    values: dict[str, Any] = {}
-    for key, value in settings:
-        values[key] = value.lower() in ("1", "true", "yes") if key == "strict" else value
+def build_policy(settings: Sequence[str]) -> RepairPolicy:
     try:
-        return RepairPolicy(**values)
+        return policy_from_settings(settings)
     except ValueError as error:
         raise UsageError(str(error)) from None
 
@@ -115,7 +105,7 @@ def _add_run_command(commands: Any, name: str, summary: str) -> None:
     command.add_argument("--concurrency", type=positive, default=4, metavar="N")
     command.add_argument("--limit", type=positive, metavar="N", help="repair at most N threads")
     command.add_argument(
-        "--policy", type=policy_setting, action="append", default=[], metavar="KEY=VALUE",
+        "--policy", action="append", default=[], metavar="KEY=VALUE",
         help="a RepairPolicy setting, e.g. dangling=drop_call or language=zh",
     )  # fmt: skip
     command.add_argument(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -93,3 +93,16 @@ def _check_choice(field: str, value: object, allowed: tuple[str, ...]) -> None:
 
 
 DEFAULT_POLICY = RepairPolicy()
+
+
+def policy_from_settings(settings: Iterable[str]) -> RepairPolicy:
+    """A policy from `KEY=VALUE` texts (`dangling=drop_call`, `strict=true`), as the
+    command line and the environment give them; a ValueError names a bad one."""
+    values: dict[str, Any] = {}
+    for setting in settings:
+        key, sep, value = setting.strip().partition("=")
+        if not sep or key not in RepairPolicy.__dataclass_fields__:
+            fields = ", ".join(RepairPolicy.__dataclass_fields__)
+            raise ValueError(f"not a policy setting: {setting!r} (KEY=VALUE with KEY in {fields})")
+        values[key] = value.lower() in ("1", "true", "yes") if key == "strict" else value
+    return RepairPolicy(**values)
