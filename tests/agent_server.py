@@ -50,14 +50,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+GRAPHS = {"before_tools": "./graph.py:before_tools", "agent": "./graph.py:agent"}
+
+
 @contextlib.contextmanager
-def agent_server(workdir: Path, checkpointer: str, env: dict[str, str]) -> Iterator[Server]:
+def agent_server(
+    workdir: Path, checkpointer: str, env: dict[str, str], graphs: dict[str, str] = GRAPHS
+) -> Iterator[Server]:
     """`langgraph dev` serving the app in `workdir` with the given checkpointer line."""
-    config = {
-        "dependencies": ["."],
-        "graphs": {"before_tools": "./graph.py:before_tools", "agent": "./graph.py:agent"},
-        "checkpointer": {"path": checkpointer},
-    }
+    config = {"dependencies": ["."], "graphs": graphs, "checkpointer": {"path": checkpointer}}
     (workdir / "langgraph.json").write_text(json.dumps(config))
     port = free_port()
     log_file = workdir / f"server-{port}.log"

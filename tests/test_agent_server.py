@@ -3,6 +3,7 @@ with the real `langgraph_sdk` client, on a SQLite file and on PostgreSQL."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,24 @@ def test_no_store_configured_is_one_clear_error() -> None:
     )
     assert target_from({"POSTGRES_URI": "postgresql://db"}) == "postgresql://db"
     assert target_from({"DATABASE_URI": "sqlite:///a", "LANGGRAPH_REPAIR_TARGET": "x:y"}) == "x:y"
+
+
+def test_the_example_and_its_five_line_form_serve(tmp_path: Path) -> None:
+    example = Path(__file__).parent.parent / "examples" / "agent_server"
+    for name in ("graph.py", "my_checkpointer.py"):
+        shutil.copy(example / name, tmp_path / name)
+    env = {"LANGGRAPH_REPAIR_TARGET": f"sqlite:///{tmp_path / 'threads.sqlite'}"}
+    for line in (
+        "langgraph_checkpoint_repair.server.checkpointer",
+        "./my_checkpointer.py:checkpointer",
+    ):
+        with agent_server(tmp_path, line, env, graphs={"agent": "./graph.py:agent"}) as server:
+            thread_id = new_thread(server)
+            answer = run(
+                server,
+                thread_id,
+                "agent",
+                input={"messages": [{"role": "user", "content": "weather?"}]},
+            )
+            assert answer["messages"][-1]["content"] == "Here it is: It is sunny in Paris."
+            assert "Using custom checkpointer: PatchingCheckpointer[AsyncSqliteSaver]" in server.log
