@@ -2,7 +2,7 @@
 
 from .options import RunOptions
 from .report import RunReport, ThreadReport, UndoReport
-from .runner import arepair_threads, aundo_run, repair_threads, undo_run
+from .runner import arepair_threads, aundo_run, migrate, repair_threads, undo_run
 
 __all__ = [
     "RunOptions",
@@ -11,6 +11,7 @@ __all__ = [
     "UndoReport",
     "arepair_threads",
     "aundo_run",
+    "migrate",
     "repair_threads",
     "undo_run",
 ]

@@ -194,6 +194,16 @@ class _AsyncRun(_Run):
         self.wrote(assessment, new)
 
 
+def migrate(saver: BaseCheckpointSaver[Any]) -> list[str] | None:
+    """Apply the audit-table migrations the store still lacks; return their names.
+
+    None when the store keeps its audit in checkpoint metadata (SQLite, any saver).
+    """
+    store = store_for(stored_saver(saver))
+    apply: Any = getattr(store, "migrate", None)
+    return None if apply is None else list(apply())
+
+
 def undo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
     """Restore, append-only, every thread `run_id` repaired whose head is still that repair."""
     store = store_for(stored_saver(saver))

@@ -7,8 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from ..batch import RunOptions, repair_threads, undo_run
-from ..stores import store_for
+from ..batch import RunOptions, migrate, repair_threads, undo_run
 from ..targets import TargetError, open_saver, parse_target
 from .arguments import UsageError, parse, run_options
 from .output import Progress, print_json, print_summary, print_threads, print_undo
@@ -60,12 +59,10 @@ def _dispatch(args: Any, options: RunOptions | None, out: TextIO) -> int:
 
 
 def _migrate(saver: Any, args: Any, out: TextIO) -> int:
-    store = store_for(saver)
-    migrate = getattr(store, "migrate", None)
-    applied: list[str] = migrate() if migrate else []
+    applied = migrate(saver)
     if args.json:
-        print_json({"applied": applied, "audit_tables": migrate is not None}, out)
-    elif migrate is None:
+        print_json({"applied": applied or [], "audit_tables": applied is not None}, out)
+    elif applied is None:
         out.write("nothing to migrate: this store keeps its audit in checkpoint metadata\n")
     else:
         out.write(f"applied: {', '.join(applied)}\n" if applied else "up to date\n")
