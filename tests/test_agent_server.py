@@ -13,8 +13,8 @@ from langchain_core.messages import convert_to_messages
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
-from langgraph_checkpoint_repair import MARKER_KEY
-from langgraph_checkpoint_repair.server import target_from
+from langgraph_checkpoint_repair import MARKER_KEY, RepairPolicy
+from langgraph_checkpoint_repair.server import settings_from, target_from
 from langgraph_checkpoint_repair.targets import TargetError, open_saver
 from tests.agent_server import OUR_LINE, RAW_LINE, Server, agent_server, prepare_app
 from tests.oracle import assert_valid
@@ -199,3 +199,21 @@ def test_the_example_and_its_five_line_form_serve(tmp_path: Path) -> None:
             )
             assert answer["messages"][-1]["content"] == "Here it is: It is sunny in Paris."
             assert "Using custom checkpointer: PatchingCheckpointer[AsyncSqliteSaver]" in server.log
+
+
+def test_pool_size_policy_and_channels_come_from_the_environment() -> None:
+    settings = settings_from(
+        {
+            "LANGGRAPH_REPAIR_POOL_SIZE": "4",
+            "LANGGRAPH_REPAIR_POLICY": "dangling=drop_call, language=zh",
+            "LANGGRAPH_REPAIR_CHANNELS": "messages, notes",
+        }
+    )
+    assert settings["pool_size"] == 4
+    assert settings["policy"] == RepairPolicy(dangling="drop_call", language="zh")
+    assert settings["channels"] == ["messages", "notes"]
+    assert settings_from({}) == {"pool_size": 10, "policy": RepairPolicy(), "channels": None}
+    with pytest.raises(ValueError, match="LANGGRAPH_REPAIR_POOL_SIZE"):
+        settings_from({"LANGGRAPH_REPAIR_POOL_SIZE": "many"})
+    with pytest.raises(ValueError, match="not a policy setting"):
+        settings_from({"LANGGRAPH_REPAIR_POLICY": "colour=blue"})

@@ -201,3 +201,11 @@ async def test_strict_policy_raises_on_load(store: Store) -> None:
     with pytest.raises(HistoryError) as caught:
         await store.get_tuple(wrapper, config)
     assert [a.kind for a in caught.value.actions] == ["placeholder"]
+
+
+async def test_get_returns_the_repaired_checkpoint(store: Store) -> None:
+    config = await store_history(store, BROKEN_HISTORIES["dangling"])
+    wrapper = PatchingCheckpointer(store.saver)
+    checkpoint = await wrapper.aget(config) if store.is_async else wrapper.get(config)
+    assert checkpoint is not None
+    assert_valid(checkpoint["channel_values"]["messages"])

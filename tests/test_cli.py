@@ -239,3 +239,13 @@ async def test_a_killed_run_is_finished_by_the_next_one(pg_uri: str) -> None:
             tup = saver.get_tuple(config(thread_id))
             assert tup is not None
             assert_valid(tup.checkpoint["channel_values"]["messages"])
+
+
+@pytest.mark.parametrize("command", ["scan", "repair", "undo", "migrate"])
+def test_help_shows_an_example_for_each_command(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    assert f"example:\n  langgraph-repair {command} " in capsys.readouterr().out
