@@ -56,12 +56,13 @@ def print_threads(report: RunReport, out: TextIO) -> None:
 
 def print_summary(report: RunReport, out: TextIO, title: str) -> None:
     verb = "would repair" if report.dry_run else "repaired"
+    written = "checkpoints to write" if report.dry_run else "checkpoints written"
     rows = [
         (title, report.run_id),
         ("threads scanned", f"{report.threads_scanned:,}"),
         ("threads needing repair", f"{report.threads_needing_repair:,}"),
         (f"threads {verb}", f"{report.threads_repaired:,}"),
-        ("checkpoints written", f"{0 if report.dry_run else report.checkpoints_written:,}"),
+        (written, f"{report.checkpoints_written:,}"),
     ]
     rows += [(f"skipped ({reason})", f"{n:,}") for reason, n in sorted(report.skipped.items())]
     rows += [(f"action {kind}", f"{n:,}") for kind, n in sorted(report.actions.items())]
