@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 import warnings
 from collections import Counter
@@ -26,9 +27,10 @@ with warnings.catch_warnings():
 class ToolBox:
     """Tools for the agents; `runs` counts completed executions per tool."""
 
-    def __init__(self) -> None:
+    def __init__(self, fail_after: str | None = None) -> None:
         self.runs: Counter[str] = Counter()
         self.failures_left = 1
+        self.fail_after = fail_after  # a sibling tool `flaky` lets finish before it fails
 
     @property
     def all(self) -> list[BaseTool]:
@@ -52,11 +54,25 @@ class ToolBox:
             """Fail the first time, then work."""
             if self.failures_left:
                 self.failures_left -= 1
+                self.wait_for_sibling()
                 raise RuntimeError("tool crashed")
             runs["flaky"] += 1
             return f"flaky ok for {city}"
 
         return [get_weather, ask_human, flaky]
+
+    def wait_for_sibling(self) -> None:
+        """Parallel tools race; a test about a finished sibling needs it to finish first.
+
+        The grace period lets the run save the sibling's result before the failure
+        cancels the step.
+        """
+        if self.fail_after is None:
+            return
+        deadline = time.monotonic() + 10
+        while not self.runs[self.fail_after] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
 
 
 def thread() -> Any:
