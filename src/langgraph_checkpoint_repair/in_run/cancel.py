@@ -62,16 +62,9 @@ def cancel_pending_tool_calls(
     `cancelled` is False when nothing was pending and nothing was written.
     """
     state = graph.get_state(config, subgraphs=True)
-    plan = plan_cancel(
-        state,
-        cancel_policy(policy, reason),
-        messages_key=messages_key,
-        tool_call_ids=tool_call_ids,
-        as_node=as_node,
-    )
+    plan, target = _plan(state, config, reason, policy, tool_call_ids, as_node, messages_key)
     if not plan.results:
         return CancelResult((), None, plan.kept)
-    target = _config_for(config, plan)
     if plan.partial:
         saver = checkpointer_of(graph, config)
         for task in task_writes(plan, saver.get_tuple(target)):
@@ -93,16 +86,9 @@ async def acancel_pending_tool_calls(
 ) -> CancelResult:
     """The async twin of `cancel_pending_tool_calls`."""
     state = await graph.aget_state(config, subgraphs=True)
-    plan = plan_cancel(
-        state,
-        cancel_policy(policy, reason),
-        messages_key=messages_key,
-        tool_call_ids=tool_call_ids,
-        as_node=as_node,
-    )
+    plan, target = _plan(state, config, reason, policy, tool_call_ids, as_node, messages_key)
     if not plan.results:
         return CancelResult((), None, plan.kept)
-    target = _config_for(config, plan)
     if plan.partial:
         saver = checkpointer_of(graph, config)
         for task in task_writes(plan, await saver.aget_tuple(target)):
@@ -110,6 +96,26 @@ async def acancel_pending_tool_calls(
         return CancelResult(plan.actions, target, plan.kept)
     written = await graph.abulk_update_state(target, [state_updates(plan)])
     return CancelResult(plan.actions, written)
+
+
+def _plan(
+    state: Any,
+    config: RunnableConfig,
+    reason: str | None,
+    policy: RepairPolicy | None,
+    tool_call_ids: Collection[str] | None,
+    as_node: str | None,
+    messages_key: str,
+) -> tuple[CancelPlan, RunnableConfig]:
+    """What both shells write, and the config pinned to where it must go."""
+    plan = plan_cancel(
+        state,
+        cancel_policy(policy, reason),
+        messages_key=messages_key,
+        tool_call_ids=tool_call_ids,
+        as_node=as_node,
+    )
+    return plan, _config_for(config, plan)
 
 
 def _config_for(config: RunnableConfig, plan: CancelPlan) -> RunnableConfig:
