@@ -16,7 +16,7 @@ from psycopg.rows import dict_row
 
 from langgraph_checkpoint_repair.stores.plan import DETAIL_KEY, RUN_KEY
 from tests.agents import ToolBox, react_agent
-from tests.batch_helpers import all_checkpoints, head_messages, run_repair, run_undo
+from tests.batch_runs import all_checkpoints, head_messages, run_repair, run_undo
 from tests.fakes import model
 from tests.oracle import assert_valid, violations
 from tests.seeding import SUBGRAPH_HISTORY, config, seed

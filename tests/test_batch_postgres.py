@@ -17,7 +17,7 @@ from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.stores import Selection, store_for
 from langgraph_checkpoint_repair.stores.plan import shard_of
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
-from tests.batch_helpers import run_repair
+from tests.batch_runs import run_repair
 from tests.seeding import brick, seed
 from tests.stores import Store
 
