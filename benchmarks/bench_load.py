@@ -19,9 +19,8 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-import psycopg
+from bench_batch import schema
 from bench_engine import make_history
 from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -71,17 +70,9 @@ def sqlite_saver() -> Iterator[BaseCheckpointSaver[Any]]:
 
 @contextmanager
 def postgres_saver(uri: str) -> Iterator[BaseCheckpointSaver[Any]]:
-    schema = f"bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(uri, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        scoped = f"{uri}{'&' if '?' in uri else '?'}options={quote(f'-c search_path={schema}')}"
-        with PostgresSaver.from_conn_string(scoped) as saver:
-            saver.setup()
-            yield saver
-    finally:
-        with psycopg.connect(uri, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    with schema(uri) as scoped, PostgresSaver.from_conn_string(scoped) as saver:
+        saver.setup()
+        yield saver
 
 
 def main() -> None:

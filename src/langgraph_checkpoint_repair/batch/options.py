@@ -11,7 +11,7 @@ from typing import Any
 
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
-from ..stores.base import Selection
+from ..stores.base import PAGE_SIZE, Selection
 from ..stores.plan import Assessment, new_run_id
 from .report import RunReport
 
@@ -32,7 +32,7 @@ class RunOptions:
     """Repair at most this many threads (canary runs); the rest wait for the next run."""
     policy: RepairPolicy = DEFAULT_POLICY
     max_writes_per_second: float | None = None
-    page_size: int = 1000
+    page_size: int = PAGE_SIZE
     run_id: str = field(default_factory=new_run_id)
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 

@@ -37,6 +37,12 @@ class ThreadReport:
         )
 
 
+def first_line(error: BaseException) -> str:
+    """An error as one line for a report: its message's first line, or its repr."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else repr(error)
+
+
 @dataclass
 class RunReport:
     """Counters of one `scan` or `repair` run; safe to update from worker threads."""
@@ -75,9 +81,8 @@ class RunReport:
 
     def failed(self, thread_id: str, checkpoint_ns: str, error: BaseException) -> None:
         with self._lock:
-            message = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
             self.errors.append(
-                {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "error": message}
+                {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "error": first_line(error)}
             )
 
     def to_json(self) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from ..stores.plan import (
     undo_detail,
 )
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
-from .report import RunReport, UndoReport
+from .report import RunReport, UndoReport, first_line
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
@@ -294,5 +294,8 @@ def _skip(report: UndoReport, entry: RepairEntry, reason: str) -> None:
 
 
 def _failure(entry: RepairEntry, error: BaseException) -> dict[str, str]:
-    text = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-    return {"thread_id": entry.thread_id, "checkpoint_ns": entry.checkpoint_ns, "error": text}
+    return {
+        "thread_id": entry.thread_id,
+        "checkpoint_ns": entry.checkpoint_ns,
+        "error": first_line(error),
+    }

@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from .base import Head, RepairEntry, Selection, entry_from_metadata
-from .plan import RUN_KEY, Assessment, NewCheckpoint
+from .plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
 
 
 def _latest(keys: Iterable[tuple[str, str, str]]) -> list[Head]:
@@ -24,11 +24,6 @@ def _latest(keys: Iterable[tuple[str, str, str]]) -> list[Head]:
         if checkpoint_id > newest.get((thread_id, ns), ""):
             newest[(thread_id, ns)] = checkpoint_id
     return [Head(t, ns, cid) for (t, ns), cid in sorted(newest.items())]
-
-
-def _key(tup: CheckpointTuple) -> tuple[str, str, str]:
-    c = tup.config["configurable"]
-    return (c["thread_id"], c.get("checkpoint_ns", ""), c["checkpoint_id"])
 
 
 def _pages_of(heads: list[Head], size: int) -> Iterator[list[Head]]:
@@ -54,7 +49,7 @@ class GenericStore:
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
         keys = (
-            _key(tup)
+            tuple_key(tup)
             for scope in _scopes(selection)
             for tup in self.saver.list(scope)
             if selection.takes(tup.config["configurable"]["thread_id"])
@@ -95,7 +90,7 @@ class AsyncGenericStore:
 
     async def pages(self, selection: Selection) -> AsyncIterator[list[Head]]:
         keys = [
-            _key(tup)
+            tuple_key(tup)
             for scope in _scopes(selection)
             async for tup in self.saver.alist(scope)
             if selection.takes(tup.config["configurable"]["thread_id"])
