@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ..delta import aload_rebuilt, load_rebuilt
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
 from .view import LoadRepairer, OnRepair
@@ -124,26 +125,54 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         return await self.saver.aget_delta_channel_history(config=config, channels=channels)
 
 
+def _loaded(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> CheckpointTuple | None:
+    """The repaired view of a stored tuple, its delta message channels rebuilt first."""
+    if tup is None:
+        return None
+    try:
+        tup, rebuilt = load_rebuilt(self.saver, tup, self.channels)
+    except Exception:
+        self._view.rebuild_failed(tup)
+        rebuilt = []
+    return self._view.repair(tup, rebuilt)
+
+
+async def _aloaded(
+    self: PatchingCheckpointer, tup: CheckpointTuple | None
+) -> CheckpointTuple | None:
+    """The async twin of `_loaded`."""
+    if tup is None:
+        return None
+    try:
+        tup, rebuilt = await aload_rebuilt(self.saver, tup, self.channels)
+    except Exception:
+        self._view.rebuild_failed(tup)
+        rebuilt = []
+    return self._view.repair(tup, rebuilt)
+
+
 def _get_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> CheckpointTuple | None:
-    return self.repair_tuple(self.saver.get_tuple(config))
+    return _loaded(self, self.saver.get_tuple(config))
 
 
 def _list(
     self: PatchingCheckpointer, config: RunnableConfig | None, **kwargs: Any
 ) -> Iterator[CheckpointTuple]:
-    for tup in self.saver.list(config, **kwargs):
-        yield self.repair_tuple(tup) or tup
+    # Read the whole listing first: SqliteSaver and PostgresSaver hold their lock
+    # while their generator is paused, and a delta rebuild reads through them.
+    for tup in list(self.saver.list(config, **kwargs)):
+        yield _loaded(self, tup) or tup
 
 
 async def _aget_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> CheckpointTuple | None:
-    return self.repair_tuple(await self.saver.aget_tuple(config))
+    return await _aloaded(self, await self.saver.aget_tuple(config))
 
 
 async def _alist(
     self: PatchingCheckpointer, config: RunnableConfig | None, **kwargs: Any
 ) -> AsyncIterator[CheckpointTuple]:
-    async for tup in self.saver.alist(config, **kwargs):
-        yield self.repair_tuple(tup) or tup
+    for tup in [tup async for tup in self.saver.alist(config, **kwargs)]:
+        yield await _aloaded(self, tup) or tup
 
 
 def _enter(self: PatchingCheckpointer) -> PatchingCheckpointer:
