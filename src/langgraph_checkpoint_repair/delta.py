@@ -53,6 +53,13 @@ def as_snapshot(value: Any) -> _DeltaSnapshot:
     return _DeltaSnapshot(value)
 
 
+def delta_channel_names(tup: CheckpointTuple) -> set[str]:
+    """The channels this checkpoint shows to be delta channels: snapshotted or counted."""
+    values = tup.checkpoint.get("channel_values") or {}
+    counted: Collection[str] = (tup.metadata or {}).get(COUNTERS_KEY) or {}  # type: ignore[assignment]
+    return {name for name, value in values.items() if is_snapshot(value)} | set(counted)
+
+
 def channels_to_rebuild(tup: CheckpointTuple, names: Collection[str] | None) -> list[str]:
     """The delta channels LangGraph would rebuild by walking this checkpoint's ancestors.
 
@@ -182,13 +189,15 @@ async def aload_rebuilt(
     return with_rebuilt(tup, histories)
 
 
-def counters_after_snapshot(metadata: Mapping[str, Any], snapshotted: Collection[str]) -> Any:
-    """The head's snapshot counters for a checkpoint that snapshots `snapshotted`.
+def counters_after_snapshot(
+    metadata: Mapping[str, Any], snapshotted: Collection[str]
+) -> dict[str, list[int]] | None:
+    """The head's snapshot counters for a checkpoint on top of it that snapshots `snapshotted`.
 
     Those channels restart from zero (LangGraph leaves zero counters out); the
     others advance by one superstep, as LangGraph's `update_state` does.
     """
-    counters = metadata.get(COUNTERS_KEY) or {}
+    counters: Mapping[str, Any] = metadata.get(COUNTERS_KEY) or {}
     advanced = {
         name: [int(updates), int(steps) + 1]
         for name, (updates, steps) in counters.items()

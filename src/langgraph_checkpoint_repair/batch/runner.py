@@ -12,6 +12,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..delta import aload_rebuilt, is_snapshot, load_rebuilt, snapshot_value
 from ..stores import AsyncThreadStore, Head, RepairEntry, ThreadStore, astore_for, store_for
 from ..stores.plan import (
     DETAIL_KEY,
@@ -100,7 +101,8 @@ class _Run:
         return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.min_idle, now=o.started)
 
     def plan_write(self, tup: CheckpointTuple, assessment: Assessment) -> NewCheckpoint | None:
-        """The repair checkpoint to write, or None when the head needs no write now."""
+        """The repair checkpoint to write on `tup` (as stored), or None when the head
+        needs no write now."""
         outcome = outcome_before_writing(assessment, self.options.dry_run)
         if outcome is None:
             return None
@@ -111,7 +113,9 @@ class _Run:
             return None
         detail = repair_detail(assessment)
         saver, run_id = self.store.saver, self.options.run_id
-        return checkpoint_on_top(tup, assessment.repaired, saver.get_next_version, detail, run_id)
+        return checkpoint_on_top(
+            tup, assessment.repaired, saver.get_next_version, detail, run_id, assessment.snapshots
+        )
 
 
 class _SyncRun(_Run):
@@ -132,11 +136,12 @@ class _SyncRun(_Run):
 
     def process(self, head: Head) -> None:
         try:
-            tup = self.store.load(head)
-            if tup is None:
+            stored = self.store.load(head)
+            if stored is None:
                 return
+            tup, _ = load_rebuilt(self.store.saver, stored, self.options.channels)
             assessment = self.assess(tup)
-            new = self.plan_write(tup, assessment)
+            new = self.plan_write(stored, assessment)
             if new is not None:
                 self.write(assessment, new)
         except Exception as error:
@@ -173,11 +178,12 @@ class _AsyncRun(_Run):
     async def process(self, head: Head, gate: asyncio.Semaphore) -> None:
         async with gate:
             try:
-                tup = await self.store.load(head)
-                if tup is None:
+                stored = await self.store.load(head)
+                if stored is None:
                     return
+                tup, _ = await aload_rebuilt(self.store.saver, stored, self.options.channels)
                 assessment = self.assess(tup)
-                new = self.plan_write(tup, assessment)
+                new = self.plan_write(stored, assessment)
                 if new is not None:
                     await self.write(assessment, new)
             except Exception as error:
@@ -213,7 +219,7 @@ def undo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
         try:
             head = store.load(_head(entry, entry.repair_checkpoint_id))
             current = store.head_id(entry.thread_id, entry.checkpoint_ns)
-            source = store.load(_head(entry, entry.source_checkpoint_id))
+            source = _rebuilt(store.saver, store.load(_head(entry, entry.source_checkpoint_id)))
             new = _restoring(store.saver, entry, head, current, source, report)
             if new is not None:
                 store.write(new)
@@ -235,6 +241,8 @@ async def aundo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
             head = await store.load(_head(entry, entry.repair_checkpoint_id))
             current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
             source = await store.load(_head(entry, entry.source_checkpoint_id))
+            if source is not None:
+                source, _ = await aload_rebuilt(store.saver, source, None)
             new = _restoring(store.saver, entry, head, current, source, report)
             if new is not None:
                 await store.write(new)
@@ -243,6 +251,13 @@ async def aundo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
             report.errors.append(_failure(entry, error))
     await store.finish_run(report.run_id, report.to_json())
     return report
+
+
+def _rebuilt(
+    saver: BaseCheckpointSaver[Any], tup: CheckpointTuple | None
+) -> CheckpointTuple | None:
+    """A source checkpoint with its delta message channels rebuilt: what it showed."""
+    return None if tup is None else load_rebuilt(saver, tup, None)[0]
 
 
 def _head(entry: RepairEntry, checkpoint_id: str) -> Head:
@@ -266,10 +281,12 @@ def _restoring(
     assert head is not None and source is not None
     detail: dict[str, Any] = head.metadata.get(DETAIL_KEY) or {}  # type: ignore[assignment]
     channels: Iterable[str] = detail.get("actions", {}).keys()
-    stored = source.checkpoint["channel_values"]
-    values = {name: stored[name] for name in channels if name in stored}
+    shown = source.checkpoint["channel_values"]
+    values = {name: snapshot_value(shown[name]) for name in channels if name in shown}
+    written = head.checkpoint["channel_values"]
+    snapshots = [name for name in values if is_snapshot(written.get(name))]
     undo = undo_detail(report.undo_of, entry.repair_checkpoint_id)
-    return checkpoint_on_top(head, values, saver.get_next_version, undo, report.run_id)
+    return checkpoint_on_top(head, values, saver.get_next_version, undo, report.run_id, snapshots)
 
 
 def _why_not_restore(

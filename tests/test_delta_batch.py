@@ -1,0 +1,149 @@
+"""The batch job on delta message channels, on every real saver: it finds what LangGraph
+rebuilds, stores the repair as a snapshot the plain saver reads, and undoes it exactly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.types import Command
+
+from langgraph_checkpoint_repair.delta import COUNTERS_KEY, is_snapshot
+from tests.agents import ToolBox, synthetic_results
+from tests.batch_runs import all_checkpoints, run_repair, run_undo
+from tests.delta_agents import deep_agent, delta_agent, delta_chat
+from tests.fakes import ProviderRejected, calls, model
+from tests.histories import ai, human, tool
+from tests.oracle import assert_valid, violations
+from tests.seeding import config
+from tests.stores import Store
+from tests.test_delta_checkpointer import brick_delta_agent, messages_of
+
+
+@dataclass
+class DeltaThreads:
+    """Delta-channel threads by what is wrong with them."""
+
+    broken: list[str] = field(default_factory=list)
+    clean: list[str] = field(default_factory=list)
+    in_flight: list[str] = field(default_factory=list)
+
+
+async def brick_deep_agent(store: Store, thread_id: str) -> None:
+    """A reused `call_0` after an approved turn, then new input: deepagents lets it through."""
+    replies = model(
+        calls(("get_weather", "call_0"), city="Oslo"), "Sunny in Oslo.",
+        calls(("get_weather", "call_0"), city="Rome"),
+    )  # fmt: skip
+    agent = deep_agent(replies, ToolBox(), store.saver, interrupt_on={"get_weather": True})
+    approve: Command[Any] = Command(resume={"decisions": [{"type": "approve"}]})
+    await store.invoke(agent, {"messages": [HumanMessage("Weather in Oslo?")]}, config(thread_id))
+    await store.invoke(agent, approve, config(thread_id))
+    await store.invoke(agent, {"messages": [HumanMessage("And Rome?")]}, config(thread_id))
+    try:
+        await store.invoke(agent, {"messages": [HumanMessage("Never mind.")]}, config(thread_id))
+    except ProviderRejected:
+        return
+    raise AssertionError("the deep agent was expected to fail")
+
+
+async def seed_delta(store: Store) -> DeltaThreads:
+    threads = DeltaThreads()
+    for reducer in ("langgraph", "deepagents"):
+        await brick_delta_agent(store, reducer, config(f"bricked-{reducer}"))
+        threads.broken.append(f"bricked-{reducer}")
+    await brick_deep_agent(store, "deep-agent")
+    threads.broken.append("deep-agent")
+    chat = delta_chat(store.saver)
+    await store.update_state(
+        chat, config("snapshot-only"), {"messages": [human("a"), tool("zz")]}, "chat"
+    )
+    threads.broken.append("snapshot-only")
+    reset = [RemoveMessage(id=REMOVE_ALL_MESSAGES), human("b"), ai("b1", "c1"), human("c")]
+    await store.update_state(
+        chat, config("reset"), {"messages": [human("a"), ai("a1", "c0")]}, "chat"
+    )
+    await store.update_state(chat, config("reset"), {"messages": [human("x")]}, "chat")
+    await store.update_state(chat, config("reset"), {"messages": reset}, "chat")
+    threads.broken.append("reset")
+    replies = model("Hello.", calls(("get_weather", "c1"), city="Oslo"), "Sunny.")
+    agent = delta_agent(replies, ToolBox(), store.saver)
+    for text in ("Hi", "Weather?"):
+        await store.invoke(agent, {"messages": [HumanMessage(text)]}, config("clean"))
+    threads.clean.append("clean")
+    waiting = delta_agent(
+        model(calls(("get_weather", "c1"), city="Oslo")), ToolBox(), store.saver,
+        interrupt_before=["tools"],
+    )  # fmt: skip
+    await store.invoke(waiting, {"messages": [HumanMessage("Weather?")]}, config("in-flight"))
+    threads.in_flight.append("in-flight")
+    return threads
+
+
+async def raw_messages(store: Store, thread_id: str) -> list[BaseMessage]:
+    """The head's history as LangGraph rebuilds it with the plain saver."""
+    return await messages_of(store, delta_chat(store.saver), config(thread_id))
+
+
+async def test_scan_finds_every_broken_delta_thread(store: Store) -> None:
+    threads = await seed_delta(store)
+    before = await all_checkpoints(store)
+    report = await run_repair(store, dry_run=True)
+    assert await all_checkpoints(store) == before
+    assert report.threads_needing_repair == len(threads.broken)
+    outcomes = {t.thread_id: t.outcome for t in report.threads}
+    assert outcomes == {t: "would_repair" for t in threads.broken} | {"in-flight": "in_flight"}
+
+
+async def test_repair_stores_a_snapshot_the_plain_saver_reads(store: Store) -> None:
+    threads = await seed_delta(store)
+    stored_before = {t: await raw_messages(store, t) for t in threads.broken}
+    report = await run_repair(store)
+    assert report.threads_repaired == report.checkpoints_written == len(threads.broken)
+    assert report.skipped == {"in_flight": 1}
+    for thread_id in threads.broken:
+        repaired = await raw_messages(store, thread_id)
+        assert_valid(repaired)
+        real = [m.id for m in repaired if not synthetic_results([m])]
+        assert real == [m.id for m in stored_before[thread_id] if m.id in real]
+        head = await store.get_tuple(store.saver, config(thread_id))
+        assert head is not None
+        assert is_snapshot(head.checkpoint["channel_values"]["messages"])
+        counters: Any = head.metadata.get(COUNTERS_KEY) or {}
+        assert "messages" not in counters
+    assert violations(await raw_messages(store, threads.in_flight[0])) != []
+    again = await run_repair(store)
+    assert (again.threads_needing_repair, again.threads_repaired) == (0, 0)
+
+
+async def test_agents_continue_each_repaired_thread_with_the_plain_saver(store: Store) -> None:
+    threads = await seed_delta(store)
+    await run_repair(store)
+    for thread_id in ("bricked-langgraph", "bricked-deepagents"):
+        reducer = thread_id.removeprefix("bricked-")
+        agent = delta_agent(model("A joke.", "Another."), ToolBox(), store.saver, reducer=reducer)
+        for text in ("A joke?", "Another?"):  # the second run replays on top of the snapshot
+            result = await store.invoke(
+                agent, {"messages": [HumanMessage(text)]}, config(thread_id)
+            )
+            assert_valid(result["messages"])
+    deep = deep_agent(model("Here is a joke."), ToolBox(), store.saver)
+    result = await store.invoke(deep, {"messages": [HumanMessage("A joke?")]}, config("deep-agent"))
+    assert result["messages"][-1].content == "Here is a joke."
+    assert_valid(result["messages"])
+    assert threads.broken
+
+
+async def test_undo_restores_exactly_what_was_there(store: Store) -> None:
+    threads = await seed_delta(store)
+    before = {t: await raw_messages(store, t) for t in threads.broken}
+    report = await run_repair(store)
+    undone = await run_undo(store, report.run_id)
+    assert (undone.threads_restored, undone.threads_skipped) == (len(threads.broken), 0)
+    for thread_id in threads.broken:
+        restored = await raw_messages(store, thread_id)
+        assert [m.model_dump() for m in restored] == [m.model_dump() for m in before[thread_id]]
+    rescan = await run_repair(store, dry_run=True)
+    assert rescan.threads_needing_repair == len(threads.broken)
