@@ -4,13 +4,18 @@ rebuilds, stores the repair as a snapshot the plain saver reads, and undoes it e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
+import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
+from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.delta import COUNTERS_KEY, is_snapshot
+from langgraph_checkpoint_repair.stores import Selection, store_for
+from langgraph_checkpoint_repair.stores.postgres import PostgresStore
 from tests.agents import ToolBox, synthetic_results
 from tests.batch_runs import all_checkpoints, run_repair, run_undo
 from tests.delta_agents import deep_agent, delta_agent, delta_chat
@@ -19,7 +24,8 @@ from tests.histories import ai, human, tool
 from tests.oracle import assert_valid, violations
 from tests.seeding import config
 from tests.stores import Store
-from tests.test_delta_checkpointer import brick_delta_agent, messages_of
+from tests.test_batch_postgres import encrypted, postgres
+from tests.test_delta_checkpointer import VALID_UPDATES, brick_delta_agent, messages_of
 
 
 @dataclass
@@ -147,3 +153,41 @@ async def test_undo_restores_exactly_what_was_there(store: Store) -> None:
         assert [m.model_dump() for m in restored] == [m.model_dump() for m in before[thread_id]]
     rescan = await run_repair(store, dry_run=True)
     assert rescan.threads_needing_repair == len(threads.broken)
+
+
+async def seed_clean_delta(store: Store) -> list[str]:
+    """Valid delta threads of every shape the replay must follow exactly."""
+    names = []
+    for reducer in ("langgraph", "deepagents"):
+        for shape, updates in VALID_UPDATES.items():
+            thread_id = f"clean-{reducer}-{shape}"
+            chat = delta_chat(store.saver, reducer)
+            for update in updates:
+                await store.update_state(chat, config(thread_id), {"messages": update}, "chat")
+            names.append(thread_id)
+    chat = delta_chat(store.saver)
+    reset = [RemoveMessage(id=REMOVE_ALL_MESSAGES), human("c"), ai("c1", "c9"), tool("c9")]
+    for update in ([human("a"), ai("a1", "c0")], [human("b")], reset):  # broken, then reset
+        await store.update_state(chat, config("clean-after-reset"), {"messages": update}, "chat")
+    return [*names, "clean-after-reset"]
+
+
+@pytest.mark.parametrize("serde", ["default", "encrypted"])
+async def test_postgres_first_look_walks_delta_heads_in_batches(pg_uri: str, serde: str) -> None:
+    """Only the heads whose rebuilt history may be broken are loaded one by one."""
+    with postgres(pg_uri, encrypted() if serde == "encrypted" else None) as store:
+        threads = await seed_delta(store)
+        clean = await seed_clean_delta(store)
+        pg = store_for(store.saver)
+        assert isinstance(pg, PostgresStore)
+        heads = [h for page in pg.pages(Selection(page_size=4)) for h in page]
+        looked_at = {h.thread_id for h in heads if h.maybe_broken}
+        report = repair_threads(store.saver, min_idle=timedelta(0), dry_run=True)
+    assert {h.thread_id for h in heads} == {
+        *threads.broken,
+        *threads.clean,
+        *threads.in_flight,
+        *clean,
+    }
+    assert looked_at == {*threads.broken, *threads.in_flight}
+    assert report.threads_needing_repair == len(threads.broken)

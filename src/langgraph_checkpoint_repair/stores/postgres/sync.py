@@ -47,7 +47,11 @@ class PostgresStore(GenericStore):
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])
-            yield sql.heads_from_rows(rows, self.saver.serde)
+            page = sql.heads_from_rows(rows, self.saver.serde)
+            for channel, keys in page.to_walk.items():
+                walked = self._rows(*sql.delta_walk_query(channel, keys))
+                sql.judge_walks(page, channel, walked, self.saver.serde)
+            yield page.heads()
 
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         rows = self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))
