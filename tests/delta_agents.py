@@ -71,9 +71,14 @@ def deep_agent(
     saver: BaseCheckpointSaver[Any] | None,
     *,
     interrupt_on: dict[str, Any] | None = None,
+    middleware: Sequence[Any] = (),
 ) -> CompiledStateGraph[Any]:
     """deepagents' own agent, with our fake provider as its model."""
     graph: CompiledStateGraph[Any] = create_deep_agent(
-        model=model, tools=box.all[:1], checkpointer=saver, interrupt_on=interrupt_on
+        model=model,
+        tools=box.all[:1],
+        checkpointer=saver,
+        interrupt_on=interrupt_on,
+        middleware=middleware,
     )
     return graph
