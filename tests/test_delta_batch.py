@@ -3,12 +3,16 @@ rebuilds, stores the repair as a snapshot the plain saver reads, and undoes it e
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
@@ -18,6 +22,7 @@ from langgraph_checkpoint_repair.stores import Selection, store_for
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
 from tests.agents import ToolBox, synthetic_results
 from tests.batch_runs import all_checkpoints, run_repair, run_undo
+from tests.cloning import clone_name, clone_postgres, clone_sqlite
 from tests.delta_agents import deep_agent, delta_agent, delta_chat
 from tests.fakes import ProviderRejected, calls, model
 from tests.histories import ai, human, tool
@@ -191,3 +196,56 @@ async def test_postgres_first_look_walks_delta_heads_in_batches(pg_uri: str, ser
     }
     assert looked_at == {*threads.broken, *threads.in_flight}
     assert report.threads_needing_repair == len(threads.broken)
+
+
+COPIES = 143  # seven templates, 1,008 threads in all
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def thousand_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A real SQLite file or PostgreSQL schema for a thousand delta threads."""
+    if request.param == "sqlite":
+        with SqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+            yield Store(saver, is_async=False)
+    else:
+        with PostgresSaver.from_conn_string(request.getfixturevalue("pg_uri")) as pg:
+            pg.setup()
+            yield Store(pg, is_async=False)
+
+
+async def test_a_thousand_delta_threads_repaired_continued_and_undone(
+    thousand_store: Store,
+) -> None:
+    store = thousand_store
+    templates = await seed_delta(store)
+    saver = store.saver
+    names = [*templates.broken, *templates.clean, *templates.in_flight]
+    if isinstance(saver, SqliteSaver):
+        clone_sqlite(saver, names, COPIES)
+    else:
+        clone_postgres(saver.conn.info.dsn, names, COPIES)  # type: ignore[union-attr]
+    broken = [clone_name(t, n) for t in templates.broken for n in range(1, COPIES + 1)]
+    broken += templates.broken
+    before = {t: await raw_messages(store, t) for t in broken}
+    assert all(violations(history) for history in before.values())
+
+    report = await run_repair(store)
+    assert report.threads_scanned == 7 * (COPIES + 1)
+    assert report.threads_needing_repair == report.threads_repaired == len(broken)
+    assert report.skipped == {"in_flight": COPIES + 1}
+    for thread_id in broken:
+        assert_valid(await raw_messages(store, thread_id))
+    for thread_id in broken[::50]:  # a deep agent goes on with a sample of every kind
+        agent = deep_agent(model("Go on."), ToolBox(), saver)
+        result = await store.invoke(agent, {"messages": [HumanMessage("And?")]}, config(thread_id))
+        assert_valid(result["messages"])
+    again = await run_repair(store, dry_run=True)
+    assert again.threads_needing_repair == 0
+
+    undone = await run_undo(store, report.run_id)
+    assert undone.threads_restored + undone.threads_skipped == len(broken)
+    continued = set(broken[::50])
+    assert undone.threads_skipped == len(continued)
+    for thread_id in set(broken) - continued:
+        restored = await raw_messages(store, thread_id)
+        assert [m.model_dump() for m in restored] == [m.model_dump() for m in before[thread_id]]
