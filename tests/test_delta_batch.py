@@ -223,6 +223,7 @@ async def test_a_thousand_delta_threads_repaired_continued_and_undone(
     if isinstance(saver, SqliteSaver):
         clone_sqlite(saver, names, COPIES)
     else:
+        assert isinstance(saver, PostgresSaver)
         clone_postgres(saver.conn.info.dsn, names, COPIES)  # type: ignore[union-attr]
     broken = [clone_name(t, n) for t in templates.broken for n in range(1, COPIES + 1)]
     broken += templates.broken
