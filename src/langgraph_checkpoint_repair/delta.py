@@ -20,7 +20,7 @@ import logging
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
-from langchain_core.messages import BaseMessage, RemoveMessage, convert_to_messages
+from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.channels.binop import _get_overwrite
 from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import (
@@ -86,20 +86,30 @@ def messages_reducer(state: Sequence[Any] | None, writes: Sequence[Any]) -> list
     flat: list[Any] = []
     for write in writes:
         flat.extend(write) if isinstance(write, list) else flat.append(write)
-    messages: list[Any] = convert_to_messages(flat)
-    cut = _last_remove_all(messages)
+    cut = _last_remove_all(flat)
     if cut is not None:
-        state, messages = [], messages[cut + 1 :]
-    reduced: list[Any] = _messages_delta_reducer(list(state or []), [messages])
+        state, flat = [], flat[cut + 1 :]
+    reduced: list[Any] = _messages_delta_reducer(list(state or []), [flat])
     return reduced
 
 
-def _last_remove_all(messages: Sequence[BaseMessage]) -> int | None:
+def _last_remove_all(items: Sequence[Any]) -> int | None:
+    """Where the last `REMOVE_ALL_MESSAGES` sentinel is, as a message or a message dict."""
     found = None
-    for index, message in enumerate(messages):
-        if isinstance(message, RemoveMessage) and message.id == REMOVE_ALL_MESSAGES:
+    for index, item in enumerate(items):
+        if _is_remove_all(item):
             found = index
     return found
+
+
+def _is_remove_all(item: Any) -> bool:
+    if isinstance(item, RemoveMessage):
+        return item.id == REMOVE_ALL_MESSAGES
+    return (
+        isinstance(item, dict)
+        and item.get("type") == "remove"
+        and item.get("id") == REMOVE_ALL_MESSAGES
+    )
 
 
 def rebuild_messages(history: DeltaChannelHistory) -> list[BaseMessage] | None:

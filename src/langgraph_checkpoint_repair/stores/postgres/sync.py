@@ -42,16 +42,23 @@ class PostgresStore(GenericStore):
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
         after: tuple[str, str] | None = None
-        while True:
-            rows = self._rows(*sql.heads_query(selection, after))
-            if not rows:
-                return
-            after = (rows[-1][0], rows[-1][1])
-            page = sql.heads_from_rows(rows, self.saver.serde)
-            for channel, keys in page.to_walk.items():
-                walked = self._rows(*sql.delta_walk_query(channel, keys))
-                sql.judge_walks(page, channel, walked, self.saver.serde)
-            yield page.heads()
+        while (page := self._page(selection, after)) is not None:
+            heads, after = page
+            yield heads
+
+    def _page(
+        self, selection: Selection, after: tuple[str, str] | None
+    ) -> tuple[list[Head], tuple[str, str]] | None:
+        """The heads after `after` with their verdicts and the next cursor; None past the
+        end. The page's rows are let go before the next page is read."""
+        rows = self._rows(*sql.heads_query(selection, after))
+        if not rows:
+            return None
+        page = sql.heads_from_rows(rows, self.saver.serde)
+        for channel, keys in page.to_walk.items():
+            walked = self._rows(*sql.delta_walk_query(channel, keys))
+            sql.judge_walks(page, channel, walked, self.saver.serde)
+        return page.heads(), (rows[-1][0], rows[-1][1])
 
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         rows = self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))
