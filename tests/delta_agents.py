@@ -40,6 +40,7 @@ def delta_agent(
     *,
     reducer: str = "deepagents",
     interrupt_before: list[str] | None = None,
+    raise_tool_errors: bool = False,
 ) -> CompiledStateGraph[Any]:
     """A model node and a tool node over a delta `messages` channel; the model sees
     every history as a provider would (and rejects a broken one)."""
@@ -49,7 +50,7 @@ def delta_agent(
 
     builder = StateGraph(delta_state(REDUCERS[reducer]))
     builder.add_node("agent", agent)
-    builder.add_node("tools", ToolNode(box.all))
+    builder.add_node("tools", ToolNode(box.all, handle_tool_errors=not raise_tool_errors))
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
     builder.add_edge("tools", "agent")

@@ -74,6 +74,24 @@ async def test_a_bricked_delta_thread_runs_again_through_the_wrapper(
     assert [m.tool_call_id for m in synthetic_results(result["messages"])] == ["c2"]
 
 
+async def test_a_delta_thread_whose_tool_raised_runs_again_through_the_wrapper(
+    store: Store,
+) -> None:
+    config = thread()
+    replies = model(calls(("flaky", "c1"), city="Oslo"), "Let us talk about something else.")
+    agent = delta_agent(replies, ToolBox(), store.saver, raise_tool_errors=True)
+    with pytest.raises(RuntimeError, match="tool crashed"):
+        await store.invoke(agent, {"messages": [HumanMessage("Try the flaky tool")]}, config)
+    with pytest.raises(ProviderRejected):
+        await store.invoke(agent, {"messages": [HumanMessage("Never mind.")]}, config)
+
+    wrapped = delta_agent(replies, ToolBox(), PatchingCheckpointer(store.saver))
+    result = await store.invoke(wrapped, {"messages": [HumanMessage("Never mind.")]}, config)
+    assert result["messages"][-1].content == "Let us talk about something else."
+    assert [m.tool_call_id for m in synthetic_results(result["messages"])] == ["c1"]
+    assert_valid(result["messages"])
+
+
 async def test_named_delta_channels_are_rebuilt_too(store: Store) -> None:
     config = thread()
     await brick_delta_agent(store, "deepagents", config)
