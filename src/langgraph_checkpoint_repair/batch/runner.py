@@ -94,6 +94,8 @@ class _Run:
 
     def take_page(self, page: list[Head]) -> list[Head]:
         self.report.scanned(len(page))
+        if self.options.policy.provider is not None:  # the first look knows pairing only
+            return page
         return [head for head in page if head.maybe_broken]
 
     def assess(self, tup: CheckpointTuple) -> Assessment:

@@ -15,6 +15,13 @@ ActionKind = Literal[
     "orphan_dropped",
     "duplicate_dropped",
     "unrepairable",
+    # Provider hygiene (RepairPolicy.provider), never produced without a provider:
+    "id_renamed",
+    "thinking_dropped",
+    "reasoning_dropped",
+    "call_block_dropped",
+    "content_filled",
+    "content_cleared",
 ]
 
 
@@ -24,22 +31,28 @@ class RepairAction:
 
     `index` is the position in the *input* list of the message concerned: the
     AIMessage for `placeholder`, `call_dropped` and `unrepairable`, the
-    ToolMessage for `moved`, `orphan_dropped` and `duplicate_dropped`.
+    ToolMessage for `moved`, `orphan_dropped` and `duplicate_dropped`; for
+    provider hygiene, the message whose content or ids changed. `detail` says
+    more where the kind alone does not (the new id, the block dropped and why).
     """
 
     kind: ActionKind
     tool_call_id: str | None
     tool_name: str | None
     index: int
+    detail: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-friendly form, for logs, audit rows and checkpoint metadata."""
-        return {
+        data: dict[str, object] = {
             "kind": self.kind,
             "tool_call_id": self.tool_call_id,
             "tool_name": self.tool_name,
             "index": self.index,
         }
+        if self.detail is not None:
+            data["detail"] = self.detail
+        return data
 
 
 @dataclass(frozen=True)
@@ -55,7 +68,8 @@ class RepairResult:
 
 
 class HistoryError(ValueError):
-    """Raised in strict mode when a history breaks the provider pairing rules."""
+    """Raised in strict mode when a history breaks the pairing rules (or, with a
+    provider, that provider's rules)."""
 
     def __init__(self, actions: Sequence[RepairAction]) -> None:
         self.actions = tuple(actions)

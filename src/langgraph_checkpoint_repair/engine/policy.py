@@ -8,6 +8,9 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+Provider = Literal["anthropic", "openai", "openai-responses", "mistral", "bedrock"]
+PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "openai-responses", "mistral", "bedrock")
+
 DEFAULT_TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "cancelled": (
@@ -64,6 +67,9 @@ class RepairPolicy:
       `None` uses the default text of `language`.
     - `language`: `"en"` or `"zh"`, for the default texts.
     - `strict`: change nothing; raise `HistoryError` listing what would change.
+    - `provider`: `None` applies the portable pairing rules only; a provider
+      name also fixes what that provider rejects in a stored history (ids,
+      thinking and reasoning blocks, empty contents), after the pairing repair.
     """
 
     dangling: Literal["placeholder", "drop_call"] = "placeholder"
@@ -72,12 +78,15 @@ class RepairPolicy:
     placeholder: str | PlaceholderFn | None = None
     language: Literal["en", "zh"] = "en"
     strict: bool = False
+    provider: Provider | None = None
 
     def __post_init__(self) -> None:
         _check_choice("dangling", self.dangling, ("placeholder", "drop_call"))
         _check_choice("orphans", self.orphans, ("drop", "keep"))
         _check_choice("duplicates", self.duplicates, ("drop", "keep"))
         _check_choice("language", self.language, tuple(DEFAULT_TEXTS))
+        if self.provider is not None:
+            _check_choice("provider", self.provider, PROVIDERS)
 
     def placeholder_text(self, call: PendingCall) -> str:
         """The content of the synthetic result for `call`."""
@@ -96,13 +105,22 @@ DEFAULT_POLICY = RepairPolicy()
 
 
 def policy_from_settings(settings: Iterable[str]) -> RepairPolicy:
-    """A policy from `KEY=VALUE` texts (`dangling=drop_call`, `strict=true`), as the
-    command line and the environment give them; a ValueError names a bad one."""
+    """A policy from `KEY=VALUE` texts (`dangling=drop_call`, `strict=true`,
+    `provider=anthropic`), as the command line and the environment give them; a
+    ValueError names a bad one. `provider=none` (or empty) is the portable engine."""
     values: dict[str, Any] = {}
     for setting in settings:
         key, sep, value = setting.strip().partition("=")
         if not sep or key not in RepairPolicy.__dataclass_fields__:
             fields = ", ".join(RepairPolicy.__dataclass_fields__)
             raise ValueError(f"not a policy setting: {setting!r} (KEY=VALUE with KEY in {fields})")
-        values[key] = value.lower() in ("1", "true", "yes") if key == "strict" else value
+        values[key] = _setting_value(key, value)
     return RepairPolicy(**values)
+
+
+def _setting_value(key: str, value: str) -> Any:
+    if key == "strict":
+        return value.lower() in ("1", "true", "yes")
+    if key == "provider" and value.lower() in ("", "none"):
+        return None
+    return value

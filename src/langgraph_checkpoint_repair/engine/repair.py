@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from .actions import HistoryError, RepairAction, RepairResult
+from .hygiene import repair_for_provider
 from .matching import Call, HistoryIndex, index_history
 from .policy import DEFAULT_POLICY, PendingCall, RepairPolicy
 from .synthetic import make_placeholder
@@ -31,6 +32,8 @@ def repair_messages(
     that needs nothing comes back as the same list with `changed=False`.
     """
     policy = policy or DEFAULT_POLICY
+    if policy.provider is not None:  # pairing first, then that provider's own rules
+        return repair_for_provider(messages, policy, in_flight, repair_messages)
     as_list = messages if isinstance(messages, list) else list(messages)
     if _is_clean(as_list, in_flight):
         return RepairResult(as_list, (), False)

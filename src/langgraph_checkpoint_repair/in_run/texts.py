@@ -28,8 +28,12 @@ _FINAL_PUNCTUATION = ".!?\u3002\uff01\uff1f \t\n"
 
 
 def cancel_policy(policy: RepairPolicy | None, reason: str | None) -> RepairPolicy:
-    """`policy` as cancelling needs it: always answer with a result, never raise."""
-    base = replace(policy or RepairPolicy(), dangling="placeholder", strict=False)
+    """`policy` as cancelling needs it: always answer with a result, never raise.
+
+    Provider hygiene is left to loads and model calls: the results written here
+    must answer the stored calls under their stored ids.
+    """
+    base = replace(policy or RepairPolicy(), dangling="placeholder", strict=False, provider=None)
     clause = (reason or "").strip().rstrip(_FINAL_PUNCTUATION)
     if not clause:
         return base
