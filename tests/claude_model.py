@@ -1,0 +1,73 @@
+"""A chat model that checks its input the way Anthropic's Messages API does.
+
+It formats the history with langchain-anthropic's own converter and rejects it
+with the API's error text; the scripted replies come from GenericFakeChatModel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_anthropic.chat_models import _format_messages
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+from pydantic import Field
+
+from tests.mixed_histories import CLAUDE_SIGNATURE
+from tests.provider_oracle import anthropic_request_problems
+
+INVALID_SIGNATURE = "Invalid `signature` in `thinking` block"
+
+
+class AnthropicBadRequest(Exception):
+    """What the API's HTTP 400 `invalid_request_error` becomes."""
+
+
+class ClaudeLikeModel(GenericFakeChatModel):
+    """Answers with scripted messages; rejects what Claude would; records what it saw."""
+
+    received: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.received.append(list(messages))
+        for problem in _signature_problems(messages) or anthropic_request_problems(messages):
+            raise AnthropicBadRequest(f"Error code: 400 - {problem}")
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def _signature_problems(messages: list[BaseMessage]) -> list[str]:
+    """Claude verifies every thinking block's signature (ours: minted by this test suite)."""
+    _, payload = _format_messages(messages, model="claude")
+    return [
+        f"messages.{n}.content.{m}: {INVALID_SIGNATURE}"
+        for n, turn in enumerate(payload)
+        for m, block in enumerate(turn["content"] if isinstance(turn["content"], list) else [])
+        if isinstance(block, dict)
+        and block.get("type") == "thinking"
+        and not str(block.get("signature", "")).startswith(CLAUDE_SIGNATURE)
+    ]
+
+
+def claude(*replies: AIMessage) -> ClaudeLikeModel:
+    return ClaudeLikeModel(messages=iter(replies))
+
+
+def reply(
+    text: str, *, signature: str | None, thought: str = "The user asks about the weather."
+) -> AIMessage:
+    """A Claude reply with a thinking block; `signature=None` is a stream cut mid-thought."""
+    thinking: dict[str, Any] = {"type": "thinking", "thinking": thought}
+    if signature is not None:
+        thinking["signature"] = signature
+    return AIMessage(
+        [thinking, {"type": "text", "text": text}],
+        response_metadata={"model_provider": "anthropic"},
+    )
