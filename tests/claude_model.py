@@ -6,6 +6,7 @@ with the API's error text; the scripted replies come from GenericFakeChatModel.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_anthropic.chat_models import _format_messages
@@ -29,6 +30,9 @@ class ClaudeLikeModel(GenericFakeChatModel):
     """Answers with scripted messages; rejects what Claude would; records what it saw."""
 
     received: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ClaudeLikeModel:
+        return self
 
     def _generate(
         self,

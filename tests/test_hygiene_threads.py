@@ -5,20 +5,28 @@ real savers; only the chat model is a fake."""
 
 from __future__ import annotations
 
+import io
+import json
+import warnings
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import create_react_agent
 
-from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy
+from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy, pre_model_hook
+from langgraph_checkpoint_repair.agents import RepairToolCallsMiddleware
 from langgraph_checkpoint_repair.batch import repair_threads
+from langgraph_checkpoint_repair.cli import main
 from langgraph_checkpoint_repair.engine.policy import policy_from_settings
+from langgraph_checkpoint_repair.server import settings_from
 from tests.agents import thread
 from tests.batch_runs import head_messages, run_repair
 from tests.claude_model import (
@@ -129,3 +137,62 @@ async def test_every_saver_and_its_first_look_see_hygiene_defects(store: Store) 
     assert report.actions == {"thinking_dropped": 1}
     repaired = await head_messages(store, config["configurable"]["thread_id"])
     assert repaired[1].content == [{"type": "text", "text": "Sunny."}]
+
+
+def bricked_history() -> list[BaseMessage]:
+    return [
+        HumanMessage("Weather in Oslo?", id="h1"),
+        reply("Rain in Oslo.", signature=None),
+    ]
+
+
+def react_agent_on_bricked_thread(saver: SqliteSaver, hook: Any) -> tuple[Any, Any]:
+    model = claude(AIMessage("You're welcome."))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        agent = create_react_agent(model, [], checkpointer=saver, pre_model_hook=hook)
+    config = thread()
+    agent.update_state(config, {"messages": bricked_history()}, as_node="agent")
+    return agent, config
+
+
+def test_pre_model_hook_with_the_provider_hands_claude_a_valid_history(saver: SqliteSaver) -> None:
+    thanks = {"messages": [HumanMessage("Thanks!")]}
+    agent, config = react_agent_on_bricked_thread(saver, None)
+    with pytest.raises(AnthropicBadRequest, match=INVALID_SIGNATURE):
+        agent.invoke(thanks, config)
+    agent, config = react_agent_on_bricked_thread(saver, pre_model_hook(policy=ANTHROPIC))
+    assert agent.invoke(thanks, config)["messages"][-1].content == "You're welcome."
+
+
+def test_the_middleware_with_the_provider_stores_a_valid_history(saver: SqliteSaver) -> None:
+    model = claude(AIMessage("You're welcome."))
+    config = thread()
+    middleware = RepairToolCallsMiddleware(policy=ANTHROPIC)
+    agent: CompiledStateGraph[Any] = create_agent(
+        model, [], middleware=[middleware], checkpointer=saver
+    )
+    agent.update_state(config, {"messages": bricked_history()})
+    out = agent.invoke({"messages": [HumanMessage("Thanks!")]}, config)
+    assert out["messages"][1].content == [{"type": "text", "text": "Rain in Oslo."}]
+    raw = saver.get_tuple(config)
+    assert raw is not None
+    assert raw.checkpoint["channel_values"]["messages"][1].content == out["messages"][1].content
+
+
+def test_the_agent_server_setting_and_the_command_line_reach_the_policy(
+    saver: SqliteSaver, tmp_path: Path
+) -> None:
+    settings = settings_from({"LANGGRAPH_REPAIR_POLICY": "provider=anthropic"})
+    assert settings["policy"] == ANTHROPIC
+    with pytest.raises(ValueError, match="provider"):
+        settings_from({"LANGGRAPH_REPAIR_POLICY": "provider=claude"})
+    brick(saver)
+    target = f"sqlite:///{tmp_path / 'threads.sqlite'}"
+    out = io.StringIO()
+    code = main(
+        ["scan", target, "--policy", "provider=anthropic", "--min-idle", "0", "--json"], out=out
+    )
+    assert code == 0
+    assert json.loads(out.getvalue().strip().splitlines()[-1])["actions"] == {"thinking_dropped": 1}
+    assert main(["scan", target, "--policy", "provider=claude"], out=io.StringIO()) == 2
