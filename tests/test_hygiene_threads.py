@@ -196,3 +196,17 @@ def test_the_agent_server_setting_and_the_command_line_reach_the_policy(
     assert code == 0
     assert json.loads(out.getvalue().strip().splitlines()[-1])["actions"] == {"thinking_dropped": 1}
     assert main(["scan", target, "--policy", "provider=claude"], out=io.StringIO()) == 2
+
+
+async def test_every_saver_loads_the_thread_repaired_through_the_wrapper(store: Store) -> None:
+    config = thread()
+    graph = chat_graph(claude(), store.saver)
+    await store.update_state(graph, config, {"messages": bricked_history()}, "chat")
+    wrapper = PatchingCheckpointer(store.saver, policy=ANTHROPIC)
+    tup = await store.get_tuple(wrapper, config)
+    raw = await store.get_tuple(store.saver, config)
+    assert tup is not None and raw is not None
+    assert tup.checkpoint["channel_values"]["messages"][1].content == [
+        {"type": "text", "text": "Rain in Oslo."}
+    ]
+    assert raw.checkpoint["channel_values"]["messages"][1].content[0]["type"] == "thinking"

@@ -62,12 +62,6 @@ class IdLedger:
             self.taken.add(renames.get(call_id, call_id))
         return renames
 
-    def keep(self, message: AIMessage) -> None:
-        """Record the ids of a message that is left as it is (the in-flight turn)."""
-        for call_id in _call_ids(message):
-            self.occurrences[call_id] += 1
-            self.taken.add(call_id)
-
     def _accepts(self, call_id: str) -> bool:
         rule = ID_RULES.get(self.provider)
         return rule is None or rule(call_id)

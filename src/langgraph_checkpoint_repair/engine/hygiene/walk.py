@@ -52,9 +52,7 @@ class HygieneWalk:
         last = len(messages) - 1
         for n, message in enumerate(messages):
             if self.in_flight_ai is not None and n >= self.in_flight_ai:
-                if isinstance(message, AIMessage):
-                    ledger.keep(message)
-                self.out.append(message)
+                self.out.append(message)  # nothing but its results follows it
             elif isinstance(message, ToolMessage):
                 filled, found = self._result(message)
                 self._emit(n, rename_result(filled, renames), found)
