@@ -1,7 +1,6 @@
 """Each provider's rules beyond pairing, checked on the request its LangChain converter
 builds from a history (Anthropic `_format_messages`, OpenAI Chat `_convert_message_to_dict`,
-the Responses input converter); Bedrock and Mistral on the history's ids, since their
-converters send (Bedrock) or map one to one (Mistral) what is stored."""
+the Responses input converter, langchain-mistralai, langchain-aws Converse)."""
 
 from __future__ import annotations
 
@@ -11,7 +10,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_anthropic.chat_models import _format_messages
+from langchain_aws.chat_models.bedrock_converse import _messages_to_bedrock
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_mistralai.chat_models import _convert_message_to_mistral_chat_message
 from langchain_openai.chat_models.base import (
     _construct_responses_api_input,
     _convert_message_to_dict,
@@ -22,6 +23,7 @@ from tests.oracle import anthropic_violations, openai_violations
 
 ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
 BEDROCK_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+MISTRAL_ID = re.compile(r"[a-zA-Z0-9]{9}")
 CHAT_CONTENT_TYPES = {"text", "image_url", "input_audio", "refusal", "audio", "file"}
 
 
@@ -117,18 +119,54 @@ def _unfollowed_reasoning(items: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def call_id_problems(
-    pattern: re.Pattern[str] | None,
-) -> Callable[[Sequence[BaseMessage]], list[str]]:
-    """Bedrock and Mistral: every call id unique (and matching `pattern`), pairing valid."""
+def mistral_request_problems(messages: Sequence[BaseMessage]) -> list[str]:
+    """Mistral: the converter maps ids to 9 characters one to one; each must be unique."""
+    payload = [_convert_message_to_mistral_chat_message(m) for m in messages]
+    turns = [(_chat_call_ids(item), item.get("tool_call_id")) for item in payload]
+    return _turn_pairing("mistral", turns, MISTRAL_ID)
 
-    def problems(messages: Sequence[BaseMessage]) -> list[str]:
-        ids = [str(c["id"]) for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
-        found = _repeats("duplicate call id", ids) + openai_violations(messages)
-        if pattern is not None:
-            found += [f"call id {i!r} breaks the pattern" for i in ids if not pattern.fullmatch(i)]
-        return found
 
+def bedrock_request_problems(messages: Sequence[BaseMessage]) -> list[str]:
+    """Bedrock Converse: toolUseId sent as stored, answered by the next user turn."""
+    payload, _ = _messages_to_bedrock(list(messages))
+    turns: list[Turn] = []
+    for item in payload:
+        blocks = [b for b in item["content"] if isinstance(b, dict)]
+        turns += [([], b["toolResult"]["toolUseId"]) for b in blocks if "toolResult" in b]
+        if any("toolResult" not in b for b in blocks):  # the turn says more than results
+            uses = [b["toolUse"]["toolUseId"] for b in blocks if "toolUse" in b]
+            turns.append((uses, None))
+    return _turn_pairing("bedrock", turns, BEDROCK_ID)
+
+
+def _chat_call_ids(item: dict[str, Any]) -> list[str]:
+    return [str(c["id"]) for c in item.get("tool_calls") or []]
+
+
+Turn = tuple[list[str], str | None]
+"""A request item: the calls it makes, or the call a result answers."""
+
+
+def _turn_pairing(provider: str, turns: list[Turn], pattern: re.Pattern[str]) -> list[str]:
+    """Every call id unique and well-formed, and answered by the results right after it."""
+    ids = [i for calls, _ in turns for i in calls]
+    problems = _repeats(f"{provider}: duplicate tool call id", ids)
+    problems += [
+        f"{provider}: tool call id {i!r} breaks {pattern.pattern}"
+        for i in ids
+        if not pattern.fullmatch(i)
+    ]
+    waiting: list[str] = []
+    for calls, answer in turns:
+        if answer is not None:
+            if answer not in waiting:
+                problems.append(f"{provider}: result {answer!r} answers no pending call")
+            else:
+                waiting.remove(answer)
+            continue
+        if waiting:
+            problems.append(f"{provider}: calls {waiting} unanswered")
+        waiting = list(calls)
     return problems
 
 
@@ -136,8 +174,8 @@ REQUEST_PROBLEMS: dict[str, Callable[[Sequence[BaseMessage]], list[str]]] = {
     "anthropic": anthropic_request_problems,
     "openai": openai_chat_request_problems,
     "openai-responses": responses_request_problems,
-    "bedrock": call_id_problems(BEDROCK_ID),
-    "mistral": call_id_problems(None),
+    "bedrock": bedrock_request_problems,
+    "mistral": mistral_request_problems,
 }
 
 
