@@ -54,6 +54,8 @@ class IdLedger:
     def renames_for(self, message: AIMessage) -> dict[str, str]:
         """Old id -> new id for the calls of `message` that repeat an id or break the rule."""
         renames: dict[str, str] = {}
+        if not (message.tool_calls or message.invalid_tool_calls):
+            return renames
         for call_id in _unique(_call_ids(message)):
             occurrence = self.occurrences[call_id]
             self.occurrences[call_id] += 1

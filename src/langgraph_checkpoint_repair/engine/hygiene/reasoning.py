@@ -56,6 +56,8 @@ def _chat_fault(block: Block) -> Fix | None:
 def drop_stale_call_blocks(message: AIMessage) -> tuple[AIMessage, list[Fix]]:
     """A call block whose call is gone from `tool_calls` (a dropped call) would still be
     sent by the Responses converter, as a call that nothing answers."""
+    if not isinstance(message.content, list):
+        return message, []
     live = {c.get("id") for c in message.tool_calls} | {
         c.get("id") for c in message.invalid_tool_calls
     }
@@ -108,6 +110,10 @@ def drop_unfollowed_reasoning(message: AIMessage) -> tuple[AIMessage, list[Fix]]
     one left last (a cut stream, a dropped call) is removed. R2: any other stays."""
     content = message.content
     blocks = content if isinstance(content, list) else []
+    if REASONING_KEY not in message.additional_kwargs and not any(
+        block_type(b) == "reasoning" for b in blocks
+    ):
+        return message, []
     appended_calls = _calls_sent_after_content(message, blocks)
     last_output = max((n for n, block in enumerate(blocks) if _is_output(block)), default=-1)
     fixes: list[Fix] = []

@@ -70,7 +70,8 @@ class HygieneWalk:
 
     def _emit(self, position: int, message: BaseMessage, found: list[Fix]) -> None:
         self.out.append(message)
-        self.fixes.extend((position, fix) for fix in found)
+        if found:
+            self.fixes.extend((position, fix) for fix in found)
 
     def _ai(self, message: AIMessage, final: bool) -> tuple[AIMessage, list[Fix]]:
         found: list[Fix] = []
