@@ -105,32 +105,33 @@ def _replayable(reasoning: dict[str, Any]) -> bool:
     return bool(reasoning.get("id") or reasoning.get("encrypted_content"))
 
 
+UNFOLLOWED = Fix("reasoning_dropped", "reasoning item without its following item")
+
+
 def drop_unfollowed_reasoning(message: AIMessage) -> tuple[AIMessage, list[Fix]]:
     """R1: a reasoning item must be followed, within its message, by the item it led to;
     one left last (a cut stream, a dropped call) is removed. R2: any other stays."""
-    content = message.content
-    blocks = content if isinstance(content, list) else []
+    blocks = message.content if isinstance(message.content, list) else []
     if REASONING_KEY not in message.additional_kwargs and not any(
         block_type(b) == "reasoning" for b in blocks
     ):
         return message, []
-    appended_calls = _calls_sent_after_content(message, blocks)
-    last_output = max((n for n, block in enumerate(blocks) if _is_output(block)), default=-1)
-    fixes: list[Fix] = []
-    if not appended_calls:
-        unfollowed = {
-            n for n, b in enumerate(blocks) if block_type(b) == "reasoning" and n > last_output
-        }
-        if unfollowed:
-            kept = [b for n, b in enumerate(blocks) if n not in unfollowed]
-            message = message.model_copy(update={"content": kept})
-            fixes = [Fix("reasoning_dropped", "reasoning item without its following item")] * len(
-                unfollowed
-            )
-    if _stored_reasoning_unfollowed(message, blocks, appended_calls):
+    calls_follow = _calls_sent_after_content(message, blocks)
+    message, fixes = (message, []) if calls_follow else _without_trailing(message, blocks)
+    if _stored_reasoning_unfollowed(message, blocks, calls_follow):
         message = _without_stored_reasoning(message)
-        fixes.append(Fix("reasoning_dropped", "reasoning item without its following item"))
+        fixes.append(UNFOLLOWED)
     return message, fixes
+
+
+def _without_trailing(message: AIMessage, blocks: list[Any]) -> tuple[AIMessage, list[Fix]]:
+    """`message` without the reasoning blocks after its last output item."""
+    last_output = max((n for n, block in enumerate(blocks) if _is_output(block)), default=-1)
+    trailing = {n for n, b in enumerate(blocks) if n > last_output and block_type(b) == "reasoning"}
+    if not trailing:
+        return message, []
+    kept = [b for n, b in enumerate(blocks) if n not in trailing]
+    return message.model_copy(update={"content": kept}), [UNFOLLOWED] * len(trailing)
 
 
 def _calls_sent_after_content(message: AIMessage, blocks: list[Any]) -> bool:
