@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..batch import RunReport, UndoReport
+from .cells import one_line
 
 
 class Progress:
@@ -96,3 +97,17 @@ def _table(rows: Sequence[Sequence[str]], out: TextIO) -> None:
             "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         )
         out.write("\n")
+
+
+def list_lines(report: RunReport) -> list[str]:
+    """`scan --list`: one tab-separated line per broken head, for other tools to read:
+    thread id, namespace, head checkpoint id, its violation codes (the action kinds)."""
+    lines = []
+    for thread in sorted(report.threads, key=lambda t: (t.thread_id, t.checkpoint_ns)):
+        codes = sorted(
+            {action.split(":", 1)[0] for acts in thread.actions.values() for action in acts}
+        )
+        if codes:
+            cells = (thread.thread_id, thread.checkpoint_ns, thread.checkpoint_id, ",".join(codes))
+            lines.append("\t".join(one_line(cell) for cell in cells))
+    return lines

@@ -56,6 +56,10 @@ class GenericStore:
         )
         yield from _pages_of(_latest(keys), selection.page_size)
 
+    def count_heads(self, selection: Selection) -> int | None:
+        """Unknown without listing the whole store, which is what a run does anyway."""
+        return None
+
     def load(self, head: Head) -> CheckpointTuple | None:
         return self.saver.get_tuple(head.config)
 
@@ -97,6 +101,9 @@ class AsyncGenericStore:
         ]
         for page in _pages_of(_latest(keys), selection.page_size):
             yield page
+
+    async def count_heads(self, selection: Selection) -> int | None:
+        return None
 
     async def load(self, head: Head) -> CheckpointTuple | None:
         return await self.saver.aget_tuple(head.config)

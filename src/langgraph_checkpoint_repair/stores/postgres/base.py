@@ -145,10 +145,26 @@ class PageVerdicts:
         return [Head(t, ns, cid, broken) for (t, ns, cid), broken in self.maybe_broken.items()]
 
 
+COUNT_SQL = """
+SELECT count(*) FROM (SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE {where}) h"""
+
+
 def heads_query(selection: Selection, after: tuple[str, str] | None) -> tuple[str, dict[str, Any]]:
     """One page of heads after the keyset cursor `after`, newest thread ids first."""
+    where, params = _where(selection, after)
+    params.update(page=selection.page_size, channels=list(selection.channels))
+    return _HEADS_SQL.format(where=where), params
+
+
+def count_query(selection: Selection) -> tuple[str, dict[str, Any]]:
+    """How many heads a run over `selection` looks at: one query, for a progress total."""
+    where, params = _where(selection, None)
+    return COUNT_SQL.format(where=where), params
+
+
+def _where(selection: Selection, after: tuple[str, str] | None) -> tuple[str, dict[str, Any]]:
     where = ["TRUE"]
-    params: dict[str, Any] = {"page": selection.page_size, "channels": list(selection.channels)}
+    params: dict[str, Any] = {}
     if after is not None:
         where.append("(thread_id, checkpoint_ns) < (%(after_thread)s, %(after_ns)s)")
         params.update(after_thread=after[0], after_ns=after[1])
@@ -158,7 +174,7 @@ def heads_query(selection: Selection, after: tuple[str, str] | None) -> tuple[st
     if selection.shard is not None:
         where.append("('x' || substr(md5(thread_id), 1, 7))::bit(28)::int %% %(n)s = %(k)s")
         params.update(k=selection.shard[0], n=selection.shard[1])
-    return _HEADS_SQL.format(where=" AND ".join(where)), params
+    return " AND ".join(where), params
 
 
 def heads_from_rows(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> PageVerdicts:

@@ -1,0 +1,38 @@
+"""Tables for people: Rich lays them out to the terminal's width (80 columns when the
+output is not a terminal), measures CJK text as two cells and folds very long ids;
+every cell is made one line first, so tabs and newlines in ids cannot break a row."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .cells import one_line
+
+
+def print_table(
+    rows: Sequence[Sequence[str]], out: TextIO, *, header: Sequence[str] | None = None
+) -> None:
+    """Rows under an optional header; without a header, a plain two-space layout."""
+    table = Table(
+        box=box.SIMPLE_HEAD if header else None,
+        show_header=header is not None,
+        pad_edge=False,
+        padding=(0, 2, 0, 0),
+    )
+    width = len(header) if header else max((len(row) for row in rows), default=0)
+    for name in header or [""] * width:
+        table.add_column(name, overflow="fold")
+    for row in rows:
+        table.add_row(*(Text(one_line(cell)) for cell in row))
+    console(out).print(table)
+
+
+def console(out: TextIO) -> Console:
+    """A console writing to `out`, colour and markup only where it is a terminal."""
+    return Console(file=out, highlight=False, soft_wrap=False)
