@@ -16,7 +16,11 @@ from .cells import one_line
 
 
 def print_table(
-    rows: Sequence[Sequence[str]], out: TextIO, *, header: Sequence[str] | None = None
+    rows: Sequence[Sequence[str]],
+    out: TextIO,
+    *,
+    header: Sequence[str] | None = None,
+    width: int | None = None,
 ) -> None:
     """Rows under an optional header; without a header, a plain two-space layout."""
     table = Table(
@@ -25,14 +29,14 @@ def print_table(
         pad_edge=False,
         padding=(0, 2, 0, 0),
     )
-    width = len(header) if header else max((len(row) for row in rows), default=0)
-    for name in header or [""] * width:
+    columns = len(header) if header else max((len(row) for row in rows), default=0)
+    for name in header or [""] * columns:
         table.add_column(name, overflow="fold")
     for row in rows:
         table.add_row(*(Text(one_line(cell)) for cell in row))
-    console(out).print(table)
+    console(out, width).print(table)
 
 
-def console(out: TextIO) -> Console:
-    """A console writing to `out`, colour and markup only where it is a terminal."""
-    return Console(file=out, highlight=False, soft_wrap=False)
+def console(out: TextIO, width: int | None = None) -> Console:
+    """A console writing to `out`, colour only where it is a terminal."""
+    return Console(file=out, highlight=False, soft_wrap=False, width=width)
