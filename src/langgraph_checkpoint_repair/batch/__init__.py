@@ -1,7 +1,7 @@
 """The batch job: repair a whole thread store, audit it, undo it."""
 
 from .options import RunOptions
-from .report import RunReport, ThreadReport, UndoReport
+from .report import RunReport, ThreadReport, UndoReport, UnknownRun
 from .runner import arepair_threads, aundo_run, migrate, repair_threads, undo_run
 
 __all__ = [
@@ -9,6 +9,7 @@ __all__ = [
     "RunReport",
     "ThreadReport",
     "UndoReport",
+    "UnknownRun",
     "arepair_threads",
     "aundo_run",
     "migrate",

@@ -37,6 +37,10 @@ class ThreadReport:
         )
 
 
+class UnknownRun(ValueError):
+    """`undo` was given a run id with no recorded repair; nothing is written."""
+
+
 def first_line(error: BaseException) -> str:
     """An error as one line for a report: its message's first line, or its repr."""
     text = str(error).strip()
@@ -57,6 +61,8 @@ class RunReport:
     actions: Counter[str] = field(default_factory=Counter)
     errors: list[dict[str, str]] = field(default_factory=list)
     threads: list[ThreadReport] = field(default_factory=list)
+    stopped: bool = False
+    """The run was asked to stop (a signal) before it saw every thread."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def scanned(self, count: int) -> None:
@@ -96,6 +102,7 @@ class RunReport:
             "skipped": dict(sorted(self.skipped.items())),
             "actions": dict(sorted(self.actions.items())),
             "errors": self.errors,
+            **({"stopped": True} if self.stopped else {}),
         }
 
 

@@ -33,6 +33,12 @@ class Progress:
         if self.enabled:
             self.stream.write("\n")
 
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 def print_threads(report: RunReport, out: TextIO) -> None:
     """One row per broken thread: id, namespace, head checkpoint, outcome, actions."""
