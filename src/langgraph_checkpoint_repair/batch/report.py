@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,9 @@ class RunReport:
     threads: list[ThreadReport] = field(default_factory=list)
     stopped: bool = False
     """The run was asked to stop (a signal) before it saw every thread."""
+    channels_seen: set[str] = field(default_factory=set)
+    channels_not_found: list[str] = field(default_factory=list)
+    """Channels the run was told to repair that no scanned head holds (a typo, say)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def scanned(self, count: int) -> None:
@@ -85,6 +89,10 @@ class RunReport:
             report.repair_checkpoint_id = written
             self.threads.append(report)
 
+    def saw(self, channels: Iterable[str]) -> None:
+        with self._lock:
+            self.channels_seen.update(channels)
+
     def failed(self, thread_id: str, checkpoint_ns: str, error: BaseException) -> None:
         with self._lock:
             self.errors.append(
@@ -102,6 +110,7 @@ class RunReport:
             "skipped": dict(sorted(self.skipped.items())),
             "actions": dict(sorted(self.actions.items())),
             "errors": self.errors,
+            **({"channels_not_found": self.channels_not_found} if self.channels_not_found else {}),
             **({"stopped": True} if self.stopped else {}),
         }
 

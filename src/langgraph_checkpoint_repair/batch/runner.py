@@ -95,9 +95,12 @@ class _Run:
 
     def page_done(self) -> bool:
         """Report progress; True when the run must end here (it was stopped)."""
-        self.report.stopped = self.stop.is_set()
-        self.on_progress(self.report)
-        return self.report.stopped
+        report, wanted = self.report, self.options.channels
+        report.stopped = self.stop.is_set()
+        if report.threads_scanned and not report.stopped:
+            report.channels_not_found = [c for c in wanted if c not in report.channels_seen]
+        self.on_progress(report)
+        return report.stopped
 
     def wrote(self, assessment: Assessment, new: NewCheckpoint) -> None:
         self.report.record(assessment, "repaired", new.checkpoint_id)
@@ -112,10 +115,12 @@ class _Run:
 
     def take_page(self, page: list[Head]) -> list[Head]:
         self.report.scanned(len(page))
+        self.report.saw(name for head in page for name in head.channels)
         return [head for head in page if head.maybe_broken]
 
     def assess(self, tup: CheckpointTuple) -> Assessment:
         o = self.options
+        self.report.saw(c for c in o.channels if c in tup.checkpoint["channel_values"])
         return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.min_idle, now=o.started)
 
     def plan_write(self, tup: CheckpointTuple, assessment: Assessment) -> NewCheckpoint | None:

@@ -116,6 +116,11 @@ class Job:
         else:
             print_threads(report, self.out)
             print_summary(report, self.out, "scan" if self.args.command == "scan" else "run")
+        for channel in report.channels_not_found:
+            print(
+                f"langgraph-repair: warning: no scanned thread has a channel named {channel!r}",
+                file=sys.stderr,
+            )
         if report.stopped and self.stop.exit_code is not None:
             print(
                 f"langgraph-repair: stopped by {self.stop.name}; run the command again to finish",

@@ -22,6 +22,8 @@ class Head:
     checkpoint_id: str
     maybe_broken: bool = True
     """False only when a cheap look at the stored bytes proved the history clean."""
+    channels: frozenset[str] = frozenset()
+    """Selected channels that cheap look found stored (heads that are loaded say so too)."""
 
     @property
     def config(self) -> Any:

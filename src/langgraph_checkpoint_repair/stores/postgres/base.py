@@ -63,7 +63,7 @@ WITH heads AS (
     ORDER BY thread_id DESC, checkpoint_ns DESC, checkpoint_id DESC
     LIMIT %(page)s
 )
-SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob
+SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob, b.channel
 FROM heads h
 LEFT JOIN checkpoint_blobs b
     ON b.thread_id = h.thread_id
@@ -93,11 +93,16 @@ def heads_from_rows(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) ->
     """Group the page's rows by head and give each head its first-look verdict."""
     plain_ok = isinstance(serde, JsonPlusSerializer)
     heads: dict[tuple[str, str, str], bool] = {}
-    for thread_id, ns, checkpoint_id, type_, blob in rows:
+    found: dict[tuple[str, str, str], set[str]] = {}
+    for thread_id, ns, checkpoint_id, type_, blob, channel in rows:
         key = (thread_id, ns, checkpoint_id)
         clean = blob_is_clean(type_, blob, serde, plain_ok)
         heads[key] = heads.get(key, False) or not clean
-    return [Head(t, ns, cid, maybe_broken) for (t, ns, cid), maybe_broken in heads.items()]
+        found.setdefault(key, set()).update([channel] if channel is not None else [])
+    return [
+        Head(*key, maybe_broken=maybe_broken, channels=frozenset(found[key]))
+        for key, maybe_broken in heads.items()
+    ]
 
 
 def blob_is_clean(
