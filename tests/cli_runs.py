@@ -82,3 +82,12 @@ def repairs_per_thread_sqlite(path: Path) -> dict[str, int]:
             "GROUP BY 1"
         ).fetchall()
     return dict(rows)
+
+
+def repairs_per_thread_postgres(uri: str) -> dict[str, int]:
+    with psycopg.connect(uri) as conn:
+        rows = conn.execute(
+            "SELECT thread_id, count(*) FROM checkpoints "
+            "WHERE metadata ? 'langgraph_repair_run' GROUP BY 1"
+        ).fetchall()
+    return dict(rows)
