@@ -27,8 +27,8 @@ class RunOptions:
     dry_run: bool = False
     channels: Sequence[str] = ("messages",)
     threads: Sequence[str] | None = None
-    min_idle: timedelta = timedelta(minutes=10)
-    """Skip threads written more recently; a number is taken as seconds."""
+    min_idle: timedelta | float = timedelta(minutes=10)
+    """Skip threads written more recently; a number is taken as seconds (see `idle`)."""
     shard: tuple[int, int] | None = None
     concurrency: int = 4
     limit: int | None = None
@@ -59,6 +59,12 @@ class RunOptions:
         checks.rate(self.max_writes_per_second)
 
     @property
+    def idle(self) -> timedelta:
+        """`min_idle` as a timedelta (`__post_init__` converts a number of seconds)."""
+        assert isinstance(self.min_idle, timedelta)
+        return self.min_idle
+
+    @property
     def selection(self) -> Selection:
         return Selection(tuple(self.channels), self.threads, self.shard, self.page_size)
 
@@ -67,7 +73,7 @@ class RunOptions:
             "dry_run": self.dry_run,
             "channels": list(self.channels),
             "threads": list(self.threads) if self.threads is not None else None,
-            "min_idle_seconds": self.min_idle.total_seconds(),
+            "min_idle_seconds": self.idle.total_seconds(),
             "shard": list(self.shard) if self.shard else None,
             "concurrency": self.concurrency,
             "limit": self.limit,

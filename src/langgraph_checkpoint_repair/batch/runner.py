@@ -121,7 +121,7 @@ class _Run:
     def assess(self, tup: CheckpointTuple) -> Assessment:
         o = self.options
         self.report.saw(c for c in o.channels if c in tup.checkpoint["channel_values"])
-        return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.min_idle, now=o.started)
+        return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.idle, now=o.started)
 
     def plan_write(self, tup: CheckpointTuple, assessment: Assessment) -> NewCheckpoint | None:
         """The repair checkpoint to write, or None when the head needs no write now."""
