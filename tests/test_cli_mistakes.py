@@ -95,6 +95,9 @@ MISTAKES = {
     "table locked by another session": Mistake(
         ("scan", "{db}"), "locked by another session", store=POSTGRES, situation="locked"
     ),
+    "table locked during a repair": Mistake(
+        ("repair", "{db}"), "locked by another session", store=POSTGRES, situation="locked"
+    ),
     "read-only role": Mistake(
         ("repair", "{db}"), "lacks a privilege", store=POSTGRES, situation="read_only"
     ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -11,7 +12,7 @@ from typing import TextIO
 from ..targets import AsyncFactory, TargetError, parse_target
 from .arguments import UsageError, parse, run_options
 from .jobs import EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, Job
-from .stopping import stop_on_signals
+from .stopping import StopRequest, stop_on_signals
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -24,7 +25,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         logging.basicConfig(level=_log_level(args.verbose), stream=sys.stderr)
         parse_target(args.target)
         options = run_options(args) if args.command in ("scan", "repair") else None
-        with stop_on_signals() as stop:
+        # scan and repair stop gently on a signal; undo and migrate keep the defaults
+        signals = stop_on_signals() if options else contextlib.nullcontext(StopRequest())
+        with signals as stop:
             job = Job(args, options, out, stop)
             return _open_and_run(job)
     except (UsageError, TargetError, ValueError) as error:

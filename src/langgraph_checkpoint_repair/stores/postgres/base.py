@@ -52,6 +52,7 @@ UPDATE langgraph_repair_runs SET finished_at = now(), summary = %s WHERE run_id 
 REPAIRS_OF_SQL = """
 SELECT thread_id, checkpoint_ns, source_checkpoint_id, repair_checkpoint_id
 FROM langgraph_repair_threads WHERE run_id = %s ORDER BY thread_id, checkpoint_ns"""
+PROBE_SQL = "SELECT 1 FROM checkpoints LIMIT 1"
 RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
 
 _HEADS_SQL = """
