@@ -64,7 +64,8 @@ def _store_failure(error: Exception, job: Job | None) -> int:
     text = str(error).strip().splitlines()[0] if str(error).strip() else kind
     hint = STORE_HINTS.get(kind, kind)
     done = job.written if job is not None else 0
-    if done:
+    if job is not None and job.report is not None and done:
+        job.print_report(job.report)  # what the run did before the store failed
         print(
             f"langgraph-repair: error: {hint}: {text} (after {done} repairs; "
             "run the command again to finish)",

@@ -108,14 +108,7 @@ class Job:
 
     def finished(self, report: RunReport) -> int:
         self.report = report
-        if self.args.json:
-            payload = report.to_json()
-            if self.args.command == "scan":
-                payload["threads"] = [vars(t) for t in report.threads]
-            print_json(payload, self.out)
-        else:
-            print_threads(report, self.out)
-            print_summary(report, self.out, "scan" if self.args.command == "scan" else "run")
+        self.print_report(report)
         for channel in report.channels_not_found:
             print(
                 f"langgraph-repair: warning: no scanned thread has a channel named {channel!r}",
@@ -128,6 +121,17 @@ class Job:
             )
             return self.stop.exit_code
         return EXIT_THREAD_FAILED if report.errors else EXIT_OK
+
+    def print_report(self, report: RunReport) -> None:
+        """The table and summary, or the JSON line: of a run, or of what a failed run did."""
+        if self.args.json:
+            payload = report.to_json()
+            if self.args.command == "scan":
+                payload["threads"] = [vars(t) for t in report.threads]
+            print_json(payload, self.out)
+        else:
+            print_threads(report, self.out)
+            print_summary(report, self.out, "scan" if self.args.command == "scan" else "run")
 
     def undone(self, undo: UndoReport) -> int:
         if self.args.json:
