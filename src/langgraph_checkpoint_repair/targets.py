@@ -2,11 +2,15 @@
 
     postgresql://user@host/db   PostgresSaver / AsyncPostgresSaver (a pool)
     sqlite:///path/to/file      SqliteSaver / AsyncSqliteSaver
-    package.module:attr         a saver, or a callable returning a saver or a
-                                (async) context manager yielding one
+    package.module:attr         a saver, or a callable (plain or `async def`)
+                                returning a saver or a (async) context
+                                manager yielding one
 
 Opening checks what it can before anything is written: the server answers,
-the file exists and is a SQLite database, LangGraph's tables are there.
+the file exists and is a SQLite database, LangGraph's tables are there, the
+optional extra is installed, the factory imports and runs. Every failure is a
+`TargetError` with a one-line message. `open_saver` refuses an async factory
+(`AsyncFactory`) before calling it, so the caller can use `aopen_saver`.
 """
 
 from __future__ import annotations

@@ -30,8 +30,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         with signals as stop:
             job = Job(args, options, out, stop)
             return _open_and_run(job)
-    except (UsageError, TargetError, ValueError) as error:
+    except (UsageError, TargetError) as error:
         return _error(str(error))
+    except ValueError as error:  # a bad value, unless the run had already written
+        return _store_failure(error, job) if job and job.written else _error(str(error))
     except KeyboardInterrupt:
         print("langgraph-repair: interrupted; run the command again to finish", file=sys.stderr)
         return EXIT_SIGINT
