@@ -7,6 +7,8 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +93,11 @@ def repairs_per_thread_postgres(uri: str) -> dict[str, int]:
             "WHERE metadata ? 'langgraph_repair_run' GROUP BY 1"
         ).fetchall()
     return dict(rows)
+
+
+def wait_for_first_repair(count: Callable[[], dict[str, int]]) -> None:
+    """Until the run has written one repair (the first write never waits for the rate)."""
+    deadline = time.monotonic() + 60
+    while not count() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert count(), "the run wrote nothing"

@@ -7,10 +7,15 @@ from __future__ import annotations
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from tests.cli_runs import last_json, repairs_per_thread_postgres, run_cli, start_cli
+from tests.cli_runs import (
+    last_json,
+    repairs_per_thread_postgres,
+    run_cli,
+    start_cli,
+    wait_for_first_repair,
+)
 from tests.seeding import brick
 from tests.stores import Store
-from tests.test_cli_signals import wait_for_first_repair
 
 THREADS = [f"bricked-{n}" for n in range(4)]
 

@@ -5,7 +5,6 @@ SQLite file, a real PostgreSQL store, and an async-only saver."""
 from __future__ import annotations
 
 import signal
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from tests.cli_runs import (
     repairs_per_thread_sqlite,
     run_cli,
     start_cli,
+    wait_for_first_repair,
 )
 from tests.factories import SQLITE_ENV
 from tests.seeding import brick
@@ -39,14 +39,6 @@ async def seed_postgres(uri: str) -> None:
         saver.setup()
         for thread_id in THREADS:
             await brick(Store(saver, is_async=False), thread_id)
-
-
-def wait_for_first_repair(count: Callable[[], dict[str, int]]) -> None:
-    """Until the run has written one repair (the first write never waits for the rate)."""
-    deadline = time.monotonic() + 60
-    while not count() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert count(), "the run wrote nothing"
 
 
 CASES = {
