@@ -52,3 +52,12 @@ def test_repair_store_runs_the_batch_on_the_quickstart_file(tmp_path: Path) -> N
     assert '"threads_repaired": 3' in out
     assert out.count("repaired  messages: placeholder:call-ticket-") == 3
     assert out.count("(exit 0)") == 5
+
+
+def test_repair_store_runs_again_on_the_same_file(tmp_path: Path) -> None:
+    run_example("quickstart.py", cwd=tmp_path)
+    run_example("repair_store.py", cwd=tmp_path)
+    again = run_example("repair_store.py", cwd=tmp_path)
+    assert "threads needing repair  3" in again
+    assert again.count("repaired  messages: placeholder:call-ticket-") == 3
+    assert again.count("(exit 0)") == 5

@@ -3,7 +3,7 @@
 from .counting import acount_heads, count_heads
 from .options import RunOptions
 from .preview import ThreadNotFound, ThreadPreview, apreview_thread, preview_thread
-from .report import RunReport, ThreadReport, UndoReport
+from .report import RunReport, ThreadReport, UndoReport, UnknownRun
 from .runner import arepair_threads, aundo_run, migrate, repair_threads, undo_run
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "ThreadPreview",
     "ThreadReport",
     "UndoReport",
+    "UnknownRun",
     "acount_heads",
     "apreview_thread",
     "arepair_threads",

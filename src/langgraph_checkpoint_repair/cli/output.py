@@ -34,6 +34,12 @@ class Progress:
         if self.enabled:
             self.stream.write("\n")
 
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 def print_threads(report: RunReport, out: TextIO) -> None:
     """One row per broken thread: id, namespace, head checkpoint, outcome, actions."""
@@ -68,6 +74,10 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
     rows += [(f"skipped ({reason})", f"{n:,}") for reason, n in sorted(report.skipped.items())]
     rows += [(f"action {kind}", f"{n:,}") for kind, n in sorted(report.actions.items())]
     rows.append(("errors", f"{len(report.errors):,}"))
+    if report.channels_not_found:
+        rows.append(("channels not found", ", ".join(report.channels_not_found)))
+    if report.stopped:
+        rows.append(("stopped", "yes: run again to finish"))
     _table(rows, out)
     for error in report.errors:
         out.write(f"error: thread {error['thread_id']} {error['checkpoint_ns']!r}: ")

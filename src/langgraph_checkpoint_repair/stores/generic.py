@@ -81,7 +81,7 @@ class GenericStore:
 
     def repairs_of(self, run_id: str) -> Iterator[RepairEntry]:
         for tup in self.saver.list(None, filter={RUN_KEY: run_id}):
-            entry = entry_from_metadata(tup)
+            entry = entry_from_metadata(tup, run_id)
             if entry is not None:
                 yield entry
 
@@ -126,6 +126,6 @@ class AsyncGenericStore:
 
     async def repairs_of(self, run_id: str) -> AsyncIterator[RepairEntry]:
         async for tup in self.saver.alist(None, filter={RUN_KEY: run_id}):
-            entry = entry_from_metadata(tup)
+            entry = entry_from_metadata(tup, run_id)
             if entry is not None:
                 yield entry

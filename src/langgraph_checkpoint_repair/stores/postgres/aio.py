@@ -84,6 +84,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         return applied
 
     async def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
+        await self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
         await self.migrate()
         await self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(arguments)))
 

@@ -55,6 +55,7 @@ UPDATE langgraph_repair_runs SET finished_at = now(), summary = %s WHERE run_id 
 REPAIRS_OF_SQL = """
 SELECT thread_id, checkpoint_ns, source_checkpoint_id, repair_checkpoint_id
 FROM langgraph_repair_threads WHERE run_id = %s ORDER BY thread_id, checkpoint_ns"""
+PROBE_SQL = "SELECT 1 FROM checkpoints LIMIT 1"
 RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
 
 _HEADS_SQL = """
@@ -140,9 +141,14 @@ class PageVerdicts:
 
     maybe_broken: dict[HeadKey, bool] = field(default_factory=dict)
     to_walk: dict[str, list[HeadKey]] = field(default_factory=dict)
+    found: dict[HeadKey, set[str]] = field(default_factory=dict)
+    """The selected channels each head holds: stored there, or a delta channel's history."""
 
     def heads(self) -> list[Head]:
-        return [Head(t, ns, cid, broken) for (t, ns, cid), broken in self.maybe_broken.items()]
+        return [
+            Head(*key, maybe_broken=broken, channels=frozenset(self.found[key]))
+            for key, broken in self.maybe_broken.items()
+        ]
 
 
 COUNT_SQL = """
@@ -182,18 +188,18 @@ def heads_from_rows(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) ->
     channel with nothing stored at its head is left to walk (`delta_walk_query`)."""
     plain_ok = isinstance(serde, JsonPlusSerializer)
     page = PageVerdicts()
-    stored: dict[HeadKey, set[str]] = {}
     counted: dict[HeadKey, list[str]] = {}
     for thread_id, ns, checkpoint_id, type_, blob, channel, counted_here in rows:
         key = (thread_id, ns, checkpoint_id)
         clean = blob_is_clean(type_, blob, serde, plain_ok)
         page.maybe_broken[key] = page.maybe_broken.get(key, False) or not clean
-        stored.setdefault(key, set()).add(channel)
+        page.found.setdefault(key, set()).update([channel] if channel is not None else [])
         counted[key] = list(counted_here or ())
     for key, names in counted.items():
         for name in names:
-            if name not in stored[key]:
+            if name not in page.found[key]:
                 page.to_walk.setdefault(name, []).append(key)
+            page.found[key].add(name)
     return page
 
 
