@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from ..targets import AsyncFactory, TargetError, parse_target
-from .arguments import UsageError, parse, run_options
+from .arguments import UsageError, build_policy, parse, run_options
 from .jobs import EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, Job
 from .stopping import StopRequest, stop_on_signals
 
@@ -25,6 +25,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         logging.basicConfig(level=_log_level(args.verbose), stream=sys.stderr)
         parse_target(args.target)
         options = run_options(args) if args.command in ("scan", "repair") else None
+        if args.command == "show":
+            build_policy(args.policy)  # a bad setting is refused before anything is opened
         # scan and repair stop gently on a signal; undo and migrate keep the defaults
         signals = stop_on_signals() if options else contextlib.nullcontext(StopRequest())
         with signals as stop:

@@ -19,6 +19,7 @@ EXAMPLES = {
     "repair": "langgraph-repair repair sqlite:///threads.sqlite --dry-run --json",
     "undo": "langgraph-repair undo postgresql://app@db/agents --run run-1f0c2a9e4b7d",
     "migrate": "langgraph-repair migrate postgresql://app@db/agents",
+    "show": "langgraph-repair show sqlite:///threads.sqlite --thread 6f1c0e2a",
 }
 TARGET_HELP = "postgresql://..., sqlite:///path, or module:attr naming a saver factory"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -105,6 +106,15 @@ def parser() -> Parser:
     undo = _add_command(commands, "undo", "restore the threads a run repaired (append-only)")
     undo.add_argument("--run", required=True, metavar="RUN_ID", help="the run to undo")
     _add_command(commands, "migrate", "create or update the audit tables (PostgreSQL)")
+    show = _add_command(
+        commands, "show", "show one thread's messages before and after repair; write nothing"
+    )
+    show.add_argument("--thread", required=True, metavar="ID", help="the thread to show")
+    show.add_argument("--ns", default="", metavar="NS", help="its namespace (default: the root)")
+    show.add_argument(
+        "--channel", default="messages", metavar="NAME", help="the message channel to show"
+    )
+    _add_policy(show)
     return root
 
 
@@ -152,11 +162,13 @@ def _add_run_command(commands: Any, name: str, summary: str) -> None:
         "--limit", type=positive, metavar="N",
         help="repair at most N threads (a canary run); every broken thread is still counted",
     )  # fmt: skip
-    command.add_argument(
-        "--policy", action="append", default=[], metavar="KEY=VALUE",
-        help="a RepairPolicy setting, e.g. dangling=drop_call, language=zh, strict=false "
-        "(repeatable)",
-    )  # fmt: skip
+    _add_policy(command)
+    if name == "scan":
+        command.add_argument(
+            "--list", action="store_true",
+            help="print one tab-separated line per broken head (thread, namespace, head "
+            "checkpoint, violation codes) and nothing else",
+        )  # fmt: skip
     command.add_argument(
         "--channel", action="append", metavar="NAME",
         help="a message channel to repair (repeatable; default: messages); "
@@ -168,8 +180,19 @@ def _add_run_command(commands: Any, name: str, summary: str) -> None:
     )  # fmt: skip
 
 
+def _add_policy(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--policy", action="append", default=[], metavar="KEY=VALUE",
+        help="a RepairPolicy setting, e.g. dangling=drop_call, language=zh, strict=false "
+        "(repeatable)",
+    )  # fmt: skip
+
+
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    return parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    args = parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    if getattr(args, "list", False) and args.json:
+        raise UsageError("--list and --json are two ways to print the result: choose one")
+    return args
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:

@@ -14,17 +14,25 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from ..batch import (
     RunOptions,
     RunReport,
+    ThreadPreview,
     UndoReport,
+    acount_heads,
+    apreview_thread,
     arepair_threads,
     aundo_run,
+    count_heads,
     migrate,
+    preview_thread,
     repair_threads,
     undo_run,
 )
 from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver
-from .arguments import UsageError
-from .output import Progress, print_json, print_summary, print_threads, print_undo
+from .arguments import UsageError, build_policy
+from .output import list_lines, print_json, print_summary, print_threads, print_undo
+from .progress import RunProgress
+from .show import print_preview
 from .stopping import StopRequest
+from .tables import console
 
 EXIT_OK, EXIT_THREAD_FAILED, EXIT_USAGE, EXIT_SIGINT = 0, 1, 2, 130
 NOTHING_TO_MIGRATE = "nothing to migrate: this store keeps its audit in checkpoint metadata\n"
@@ -70,8 +78,11 @@ class Job:
             return self.migrated(migrate(saver))
         if self.args.command == "undo":
             return self.undone(undo_run(saver, self.args.run))
+        if self.args.command == "show":
+            return self.shown(preview_thread(saver, self.args.thread, **self.show_settings()))
         assert self.options is not None
-        with Progress() as progress:
+        total = count_heads(saver, self.options) if self.progress_shown else None
+        with self.progress(total) as progress:
             report = repair_threads(
                 saver,
                 self.options,
@@ -86,8 +97,12 @@ class Job:
             raise UsageError("migrate needs a postgresql:// target or a sync saver")
         if self.args.command == "undo":
             return self.undone(await aundo_run(saver, self.args.run))
+        if self.args.command == "show":
+            settings = self.show_settings()
+            return self.shown(await apreview_thread(saver, self.args.thread, **settings))
         assert self.options is not None
-        with Progress() as progress:
+        total = await acount_heads(saver, self.options) if self.progress_shown else None
+        with self.progress(total) as progress:
             report = await arepair_threads(
                 saver,
                 self.options,
@@ -97,7 +112,30 @@ class Job:
             )
         return self.finished(report)
 
-    def watching(self, progress: Progress) -> Any:
+    @property
+    def progress_shown(self) -> bool:
+        """A progress bar only on a terminal (the head count it needs is one query)."""
+        return sys.stderr.isatty()
+
+    def progress(self, total: int | None) -> RunProgress:
+        assert self.options is not None
+        return RunProgress("scanning" if self.options.dry_run else "repairing", total)
+
+    def show_settings(self) -> dict[str, Any]:
+        return {
+            "checkpoint_ns": self.args.ns,
+            "channel": self.args.channel,
+            "policy": build_policy(self.args.policy),
+        }
+
+    def shown(self, preview: ThreadPreview) -> int:
+        if self.args.json:
+            print_json(preview.to_json(), self.out)
+        else:
+            print_preview(preview, console(self.out))
+        return EXIT_OK
+
+    def watching(self, progress: RunProgress) -> Any:
         """A progress callback that also keeps the latest report."""
 
         def on_progress(report: RunReport) -> None:
@@ -129,6 +167,8 @@ class Job:
             if self.args.command == "scan":
                 payload["threads"] = [vars(t) for t in report.threads]
             print_json(payload, self.out)
+        elif getattr(self.args, "list", False):
+            self.out.writelines(f"{line}\n" for line in list_lines(report))
         else:
             print_threads(report, self.out)
             print_summary(report, self.out, "scan" if self.args.command == "scan" else "run")

@@ -1,51 +1,22 @@
-"""What `langgraph-repair` prints: a progress line on a terminal, tables, JSON."""
+"""What `langgraph-repair` prints: tables for people, JSON and tab-separated lines for tools."""
 
 from __future__ import annotations
 
 import json
-import sys
-import time
-from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..batch import RunReport, UndoReport
 from .cells import one_line
+from .tables import print_table
 
-
-class Progress:
-    """A one-line progress display on stderr, only when stderr is a terminal."""
-
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.stream = stream
-        self.enabled = stream.isatty()
-        self.started = time.monotonic()
-
-    def __call__(self, report: RunReport) -> None:
-        if not self.enabled:
-            return
-        rate = report.threads_scanned / max(time.monotonic() - self.started, 1e-6)
-        self.stream.write(
-            f"\r{report.threads_scanned:,} scanned · {report.threads_needing_repair:,} broken"
-            f" · {report.threads_repaired:,} repaired · {rate:,.0f} threads/s "
-        )
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-
-    def __enter__(self) -> Progress:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+THREAD_COLUMNS = ("thread", "namespace", "head checkpoint", "outcome", "actions")
 
 
 def print_threads(report: RunReport, out: TextIO) -> None:
     """One row per broken thread: id, namespace, head checkpoint, outcome, actions."""
     if not report.threads:
         return
-    rows = [("thread", "namespace", "head checkpoint", "outcome", "actions")]
+    rows: list[tuple[str, ...]] = []
     for thread in sorted(report.threads, key=lambda t: (t.thread_id, t.checkpoint_ns)):
         actions = "; ".join(f"{ch}: {', '.join(acts)}" for ch, acts in thread.actions.items())
         rows.append(
@@ -57,8 +28,7 @@ def print_threads(report: RunReport, out: TextIO) -> None:
                 actions or "-",
             )
         )
-    _table(rows, out)
-    out.write("\n")
+    print_table(rows, out, header=THREAD_COLUMNS)
 
 
 def print_summary(report: RunReport, out: TextIO, title: str) -> None:
@@ -78,7 +48,7 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
         rows.append(("channels not found", ", ".join(report.channels_not_found)))
     if report.stopped:
         rows.append(("stopped", "yes: run again to finish"))
-    _table(rows, out)
+    print_table(rows, out)
     for error in report.errors:
         out.write(f"error: thread {error['thread_id']} {error['checkpoint_ns']!r}: ")
         out.write(f"{error['error']}\n")
@@ -91,22 +61,13 @@ def print_undo(report: UndoReport, out: TextIO) -> None:
         ("threads restored", f"{report.threads_restored:,}"),
         ("threads skipped", f"{report.threads_skipped:,}"),
     ]
-    _table(rows, out)
+    print_table(rows, out)
     for skipped in report.skipped:
         out.write(f"skipped: thread {skipped['thread_id']} ({skipped['reason']})\n")
 
 
 def print_json(payload: dict[str, Any], out: TextIO) -> None:
     out.write(json.dumps(payload, sort_keys=False) + "\n")
-
-
-def _table(rows: Sequence[Sequence[str]], out: TextIO) -> None:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        out.write(
-            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        )
-        out.write("\n")
 
 
 def list_lines(report: RunReport) -> list[str]:

@@ -1,6 +1,7 @@
-"""Tables for people: Rich lays them out to the terminal's width (80 columns when the
-output is not a terminal), measures CJK text as two cells and folds very long ids;
-every cell is made one line first, so tabs and newlines in ids cannot break a row."""
+"""Tables for people: Rich lays them out to the terminal's width, measures CJK text as
+two cells and folds very long ids; every cell is made one line first, so tabs and
+newlines in ids cannot break a row. Written to a file or a pipe, rows are not folded:
+one line per row, for grep."""
 
 from __future__ import annotations
 
@@ -37,6 +38,12 @@ def print_table(
     console(out, width).print(table)
 
 
+UNFOLDED = 4096
+"""Columns given to output that is not a terminal: wide enough never to fold a row."""
+
+
 def console(out: TextIO, width: int | None = None) -> Console:
     """A console writing to `out`, colour only where it is a terminal."""
+    if width is None and not out.isatty():
+        width = UNFOLDED
     return Console(file=out, highlight=False, soft_wrap=False, width=width)
