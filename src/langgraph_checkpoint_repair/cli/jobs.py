@@ -10,6 +10,7 @@ from argparse import Namespace
 from typing import Any, TextIO
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from rich.console import Console
 
 from ..batch import (
     RunOptions,
@@ -32,7 +33,6 @@ from .output import list_lines, print_json, print_summary, print_threads, print_
 from .progress import RunProgress
 from .show import print_preview
 from .stopping import StopRequest
-from .tables import console
 
 EXIT_OK, EXIT_THREAD_FAILED, EXIT_USAGE, EXIT_SIGINT = 0, 1, 2, 130
 NOTHING_TO_MIGRATE = "nothing to migrate: this store keeps its audit in checkpoint metadata\n"
@@ -132,7 +132,7 @@ class Job:
         if self.args.json:
             print_json(preview.to_json(), self.out)
         else:
-            print_preview(preview, console(self.out))
+            print_preview(preview, Console(file=self.out, highlight=False))
         return EXIT_OK
 
     def watching(self, progress: RunProgress) -> Any:
