@@ -57,8 +57,9 @@ def test_show_prints_both_sides_and_marks_the_changes(target: tuple[str, Seeded]
     uri, seeded = target
     code, output = run("show", uri, "--thread", seeded.of("bricked")[0])
     assert code == 0
-    placeholder = next(line for line in output.splitlines() if "[synthetic]" in line)
+    placeholder = next(line for line in output.splitlines() if "tool: Tool call" in line)
     assert placeholder.split("│")[1].strip() == "+"
+    assert "[synthetic]" in output
     assert "placeholder: call #c1 get_weather" in output
     assert "a repair run would write these 1 change(s)" in output
     code, output = run("show", uri, "--thread", seeded.of("in_flight")[0])
