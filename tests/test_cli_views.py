@@ -53,7 +53,10 @@ def test_show_json_is_the_engine_repair_of_the_head(target: tuple[str, Seeded], 
     assert shown["in_flight_calls"] == (["c1"] if kind == "in_flight" else [])
 
 
-def test_show_prints_both_sides_and_marks_the_changes(target: tuple[str, Seeded]) -> None:
+def test_show_prints_both_sides_and_marks_the_changes(
+    target: tuple[str, Seeded], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # as wide as a terminal: no cell is folded
     uri, seeded = target
     code, output = run("show", uri, "--thread", seeded.of("bricked")[0])
     assert code == 0
