@@ -213,7 +213,7 @@ def thousand_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[S
             yield Store(pg, is_async=False)
 
 
-async def test_a_thousand_delta_threads_repaired_continued_and_undone(
+async def test_a_thousand_delta_threads_repaired_undone_and_continued(
     thousand_store: Store,
 ) -> None:
     store = thousand_store
@@ -236,17 +236,22 @@ async def test_a_thousand_delta_threads_repaired_continued_and_undone(
     assert report.skipped == {"in_flight": COPIES + 1}
     for thread_id in broken:
         assert_valid(await raw_messages(store, thread_id))
-    for thread_id in broken[::50]:  # a deep agent goes on with a sample of every kind
-        agent = deep_agent(model("Go on."), ToolBox(), saver)
-        result = await store.invoke(agent, {"messages": [HumanMessage("And?")]}, config(thread_id))
-        assert_valid(result["messages"])
-    again = await run_repair(store, dry_run=True)
-    assert again.threads_needing_repair == 0
 
     undone = await run_undo(store, report.run_id)
-    assert undone.threads_restored + undone.threads_skipped == len(broken)
-    continued = set(broken[::50])
-    assert undone.threads_skipped == len(continued)
-    for thread_id in set(broken) - continued:
+    assert (undone.threads_restored, undone.threads_skipped) == (len(broken), 0)
+    for thread_id in broken:
         restored = await raw_messages(store, thread_id)
         assert [m.model_dump() for m in restored] == [m.model_dump() for m in before[thread_id]]
+
+    again = await run_repair(store)
+    assert again.threads_repaired == len(broken)
+    replies = model(*["Go on."] * len(broken))
+    agent = delta_agent(replies, ToolBox(), saver)
+    for thread_id in broken:  # the provider sees each history and would reject a broken one
+        result = await store.invoke(agent, {"messages": [HumanMessage("And?")]}, config(thread_id))
+        assert result["messages"][-1].content == "Go on."
+    deep = deep_agent(model(*["Went on."] * 20), ToolBox(), saver)
+    for thread_id in broken[::40]:
+        result = await store.invoke(deep, {"messages": [HumanMessage("And?")]}, config(thread_id))
+        assert_valid(result["messages"])
+    assert (await run_repair(store, dry_run=True)).threads_needing_repair == 0

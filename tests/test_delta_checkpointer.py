@@ -20,7 +20,7 @@ from langgraph_checkpoint_repair import PatchingCheckpointer
 from langgraph_checkpoint_repair.delta import COUNTERS_KEY, is_snapshot
 from tests.agents import ToolBox, results_per_call, synthetic_results, thread
 from tests.delta_agents import REDUCERS, deep_agent, delta_agent, delta_chat
-from tests.fakes import ProviderRejected, calls, model
+from tests.fakes import ProviderModel, ProviderRejected, calls, model
 from tests.histories import ai, human, tool
 from tests.oracle import assert_valid, violations
 from tests.stores import Store
@@ -291,9 +291,9 @@ async def test_deep_agent_bricked_by_a_reused_call_id_after_approval_runs_again(
     assert box.runs["get_weather"] == 1
 
 
-async def test_deep_agent_with_an_orphan_result_kept_by_a_trim_runs_again(store: Store) -> None:
-    config = thread()
-    replies = model("Hello.", "Still here.")
+async def brick_deep_agent_by_a_trim(store: Store, config: Any, replies: ProviderModel) -> None:
+    """A turn, then a trim (deepagents' own `REMOVE_ALL_MESSAGES` form) that keeps a tool
+    result without its call: the provider rejects the next run, and every one after."""
     agent = deep_agent(replies, ToolBox(), store.saver)
     await store.invoke(agent, {"messages": [HumanMessage("Hi")]}, config)
     trimmed = [RemoveMessage(id=REMOVE_ALL_MESSAGES), tool("zz"), human("after the trim")]
@@ -301,6 +301,11 @@ async def test_deep_agent_with_an_orphan_result_kept_by_a_trim_runs_again(store:
     with pytest.raises(ProviderRejected):
         await store.invoke(agent, {"messages": [HumanMessage("Hello?")]}, config)
 
+
+async def test_deep_agent_with_an_orphan_result_kept_by_a_trim_runs_again(store: Store) -> None:
+    config = thread()
+    replies = model("Hello.", "Still here.")
+    await brick_deep_agent_by_a_trim(store, config, replies)
     wrapped = deep_agent(replies, ToolBox(), PatchingCheckpointer(store.saver))
     result = await store.invoke(wrapped, {"messages": [HumanMessage("Hello?")]}, config)
     assert result["messages"][-1].content == "Still here."

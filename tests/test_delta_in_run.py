@@ -7,9 +7,8 @@ import warnings
 from typing import Annotated, Any
 
 import pytest
-from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.channels.delta import DeltaChannel
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict
 
@@ -18,11 +17,10 @@ from langgraph_checkpoint_repair.agents import RepairToolCallsMiddleware
 from tests.agents import ToolBox, synthetic_results, thread
 from tests.cancelling import cancel
 from tests.delta_agents import REDUCERS, deep_agent, delta_agent, delta_chat
-from tests.fakes import ProviderRejected, calls, model
-from tests.histories import human, tool
+from tests.fakes import calls, model
 from tests.oracle import assert_valid
 from tests.stores import Store
-from tests.test_delta_checkpointer import messages_of
+from tests.test_delta_checkpointer import brick_deep_agent_by_a_trim, messages_of
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -108,13 +106,7 @@ async def test_pre_model_hook_persists_the_repair_on_a_delta_channel(
 async def test_middleware_repairs_and_persists_a_deep_agent_thread(store: Store) -> None:
     config = thread()
     replies = model("Hello.", "Still here.")
-    plain = deep_agent(replies, ToolBox(), store.saver)
-    await store.invoke(plain, {"messages": [HumanMessage("Hi")]}, config)
-    trimmed = [RemoveMessage(id=REMOVE_ALL_MESSAGES), tool("zz"), human("after the trim")]
-    await store.update_state(plain, config, {"messages": trimmed}, "model")
-    with pytest.raises(ProviderRejected):
-        await store.invoke(plain, {"messages": [HumanMessage("Hello?")]}, config)
-
+    await brick_deep_agent_by_a_trim(store, config, replies)
     graph = deep_agent(replies, ToolBox(), store.saver, middleware=[RepairToolCallsMiddleware()])
     out = await store.invoke(graph, {"messages": [HumanMessage("Hello?")]}, config)
     assert out["messages"][-1].content == "Still here."

@@ -210,3 +210,25 @@ async def test_every_saver_loads_the_thread_repaired_through_the_wrapper(store: 
         {"type": "text", "text": "Rain in Oslo."}
     ]
     assert raw.checkpoint["channel_values"]["messages"][1].content[0]["type"] == "thinking"
+
+
+def test_show_names_the_provider_fixes(saver: SqliteSaver, tmp_path: Path) -> None:
+    config = brick(saver)
+    target = f"sqlite:///{tmp_path / 'threads.sqlite'}"
+    thread_id = config["configurable"]["thread_id"]
+    out = io.StringIO()
+    argv = ["show", target, "--thread", thread_id, "--policy", "provider=anthropic"]
+    assert main([*argv, "--json"], out=out) == 0
+    shown = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert shown["actions"] == [
+        {
+            "kind": "thinking_dropped",
+            "tool_call_id": None,
+            "tool_name": None,
+            "index": 3,
+            "detail": "thinking block without a signature",
+        }
+    ]
+    text = io.StringIO()
+    assert main(argv, out=text) == 0
+    assert "thinking_dropped: message 3: thinking block without a signature" in text.getvalue()

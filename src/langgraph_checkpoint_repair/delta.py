@@ -53,11 +53,16 @@ def as_snapshot(value: Any) -> _DeltaSnapshot:
     return _DeltaSnapshot(value)
 
 
+def _counted(tup: CheckpointTuple) -> Collection[str]:
+    """The channels whose updates since their last snapshot the metadata counts."""
+    counters: Any = (tup.metadata or {}).get(COUNTERS_KEY) or {}
+    return counters if isinstance(counters, dict) else {}
+
+
 def delta_channel_names(tup: CheckpointTuple) -> set[str]:
     """The channels this checkpoint shows to be delta channels: snapshotted or counted."""
     values = tup.checkpoint.get("channel_values") or {}
-    counted: Collection[str] = (tup.metadata or {}).get(COUNTERS_KEY) or {}  # type: ignore[assignment]
-    return {name for name, value in values.items() if is_snapshot(value)} | set(counted)
+    return {name for name, value in values.items() if is_snapshot(value)} | set(_counted(tup))
 
 
 def channels_to_rebuild(tup: CheckpointTuple, names: Collection[str] | None) -> list[str]:
@@ -70,8 +75,7 @@ def channels_to_rebuild(tup: CheckpointTuple, names: Collection[str] | None) -> 
     checkpoint = tup.checkpoint
     values = checkpoint.get("channel_values") or {}
     versions = checkpoint.get("channel_versions") or {}
-    counted: Collection[str] = (tup.metadata or {}).get(COUNTERS_KEY) or {}  # type: ignore[assignment]
-    candidates = names if names is not None else counted
+    candidates = names if names is not None else _counted(tup)
     return [name for name in candidates if name in versions and name not in values]
 
 
@@ -85,7 +89,10 @@ def messages_reducer(state: Sequence[Any] | None, writes: Sequence[Any]) -> list
     """
     flat: list[Any] = []
     for write in writes:
-        flat.extend(write) if isinstance(write, list) else flat.append(write)
+        if isinstance(write, list):
+            flat.extend(write)
+        else:
+            flat.append(write)
     cut = _last_remove_all(flat)
     if cut is not None:
         state, flat = [], flat[cut + 1 :]

@@ -72,8 +72,11 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
     ) -> None:
         if not isinstance(saver, BaseCheckpointSaver):
             raise TypeError(f"expected a BaseCheckpointSaver, got {type(saver).__name__}")
+        if policy is not None and not isinstance(policy, RepairPolicy):
+            raise TypeError(f"policy must be a RepairPolicy, got {type(policy).__name__}")
         self.saver = saver
         self.policy = policy or DEFAULT_POLICY
+        check_channels(channels)
         self.channels = channels
         self.on_repair = on_repair
         self._view = LoadRepairer(self.policy, channels, on_repair)
@@ -149,6 +152,16 @@ async def _aloaded(
         self._view.rebuild_failed(tup)
         rebuilt = []
     return self._view.repair(tup, rebuilt)
+
+
+def check_channels(channels: object) -> None:
+    """Refuse a bare string: iterated, it names each of its letters and repairs nothing."""
+    if channels is None:
+        return
+    if isinstance(channels, (str, bytes)) or not isinstance(channels, Collection):
+        raise TypeError(f"channels must be a collection of channel names, not {channels!r}")
+    if not all(isinstance(name, str) for name in channels):
+        raise TypeError(f"channels must be a collection of channel names, not {channels!r}")
 
 
 def _get_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> CheckpointTuple | None:

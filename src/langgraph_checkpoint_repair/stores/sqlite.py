@@ -17,6 +17,11 @@ ORDER BY thread_id, checkpoint_ns
 LIMIT ?
 """
 HEAD_ID_SQL = "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+THREADS_SQL = "SELECT thread_id FROM checkpoints GROUP BY thread_id, checkpoint_ns"
+
+
+def _counted(rows: list[Any], selection: Selection) -> int:
+    return sum(1 for (thread_id,) in rows if selection.takes(str(thread_id)))
 
 
 def _selected(rows: list[Any], selection: Selection) -> list[Head]:
@@ -35,6 +40,11 @@ class SqliteStore(GenericStore):
                 return
             after = (rows[-1][0], rows[-1][1])
             yield _selected(rows, selection)
+
+    def count_heads(self, selection: Selection) -> int | None:
+        with self.saver.lock:  # type: ignore[attr-defined]
+            rows = self.saver.conn.execute(THREADS_SQL).fetchall()  # type: ignore[attr-defined]
+        return _counted(rows, selection)
 
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         with self.saver.lock:  # type: ignore[attr-defined]
@@ -55,6 +65,12 @@ class AsyncSqliteStore(AsyncGenericStore):
                 return
             after = (rows[-1][0], rows[-1][1])
             yield _selected(rows, selection)
+
+    async def count_heads(self, selection: Selection) -> int | None:
+        async with self.saver.lock:  # type: ignore[attr-defined]
+            cursor = await self.saver.conn.execute(THREADS_SQL)  # type: ignore[attr-defined]
+            rows = list(await cursor.fetchall())
+        return _counted(rows, selection)
 
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         async with self.saver.lock:  # type: ignore[attr-defined]

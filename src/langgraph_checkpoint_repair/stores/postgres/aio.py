@@ -60,6 +60,10 @@ class AsyncPostgresStore(AsyncGenericStore):
             sql.judge_walks(page, channel, walked, self.saver.serde)
         return page.heads(), (rows[-1][0], rows[-1][1])
 
+    async def count_heads(self, selection: Selection) -> int | None:
+        rows = await self._rows(*sql.count_query(selection))
+        return int(rows[0][0])
+
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         rows = await self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))
         return rows[0][0] if rows else None
@@ -80,6 +84,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         return applied
 
     async def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
+        await self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
         await self.migrate()
         await self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(arguments)))
 

@@ -55,6 +55,7 @@ UPDATE langgraph_repair_runs SET finished_at = now(), summary = %s WHERE run_id 
 REPAIRS_OF_SQL = """
 SELECT thread_id, checkpoint_ns, source_checkpoint_id, repair_checkpoint_id
 FROM langgraph_repair_threads WHERE run_id = %s ORDER BY thread_id, checkpoint_ns"""
+PROBE_SQL = "SELECT 1 FROM checkpoints LIMIT 1"
 RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
 
 _HEADS_SQL = """
@@ -140,15 +141,36 @@ class PageVerdicts:
 
     maybe_broken: dict[HeadKey, bool] = field(default_factory=dict)
     to_walk: dict[str, list[HeadKey]] = field(default_factory=dict)
+    found: dict[HeadKey, set[str]] = field(default_factory=dict)
+    """The selected channels each head holds: stored there, or a delta channel's history."""
 
     def heads(self) -> list[Head]:
-        return [Head(t, ns, cid, broken) for (t, ns, cid), broken in self.maybe_broken.items()]
+        return [
+            Head(*key, maybe_broken=broken, channels=frozenset(self.found[key]))
+            for key, broken in self.maybe_broken.items()
+        ]
+
+
+COUNT_SQL = """
+SELECT count(*) FROM (SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE {where}) h"""
 
 
 def heads_query(selection: Selection, after: tuple[str, str] | None) -> tuple[str, dict[str, Any]]:
     """One page of heads after the keyset cursor `after`, newest thread ids first."""
+    where, params = _where(selection, after)
+    params.update(page=selection.page_size, channels=list(selection.channels))
+    return _HEADS_SQL.format(where=where), params
+
+
+def count_query(selection: Selection) -> tuple[str, dict[str, Any]]:
+    """How many heads a run over `selection` looks at: one query, for a progress total."""
+    where, params = _where(selection, None)
+    return COUNT_SQL.format(where=where), params
+
+
+def _where(selection: Selection, after: tuple[str, str] | None) -> tuple[str, dict[str, Any]]:
     where = ["TRUE"]
-    params: dict[str, Any] = {"page": selection.page_size, "channels": list(selection.channels)}
+    params: dict[str, Any] = {}
     if after is not None:
         where.append("(thread_id, checkpoint_ns) < (%(after_thread)s, %(after_ns)s)")
         params.update(after_thread=after[0], after_ns=after[1])
@@ -158,7 +180,7 @@ def heads_query(selection: Selection, after: tuple[str, str] | None) -> tuple[st
     if selection.shard is not None:
         where.append("('x' || substr(md5(thread_id), 1, 7))::bit(28)::int %% %(n)s = %(k)s")
         params.update(k=selection.shard[0], n=selection.shard[1])
-    return _HEADS_SQL.format(where=" AND ".join(where)), params
+    return " AND ".join(where), params
 
 
 def heads_from_rows(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> PageVerdicts:
@@ -166,18 +188,18 @@ def heads_from_rows(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) ->
     channel with nothing stored at its head is left to walk (`delta_walk_query`)."""
     plain_ok = isinstance(serde, JsonPlusSerializer)
     page = PageVerdicts()
-    stored: dict[HeadKey, set[str]] = {}
     counted: dict[HeadKey, list[str]] = {}
     for thread_id, ns, checkpoint_id, type_, blob, channel, counted_here in rows:
         key = (thread_id, ns, checkpoint_id)
         clean = blob_is_clean(type_, blob, serde, plain_ok)
         page.maybe_broken[key] = page.maybe_broken.get(key, False) or not clean
-        stored.setdefault(key, set()).add(channel)
+        page.found.setdefault(key, set()).update([channel] if channel is not None else [])
         counted[key] = list(counted_here or ())
     for key, names in counted.items():
         for name in names:
-            if name not in stored[key]:
+            if name not in page.found[key]:
                 page.to_walk.setdefault(name, []).append(key)
+            page.found[key].add(name)
     return page
 
 
