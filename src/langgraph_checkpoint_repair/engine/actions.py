@@ -14,6 +14,7 @@ ActionKind = Literal[
     "moved",
     "orphan_dropped",
     "duplicate_dropped",
+    "duplicate_call_dropped",
     "unrepairable",
 ]
 
@@ -23,8 +24,9 @@ class RepairAction:
     """One rule applied to one tool call or tool result.
 
     `index` is the position in the *input* list of the message concerned: the
-    AIMessage for `placeholder`, `call_dropped` and `unrepairable`, the
-    ToolMessage for `moved`, `orphan_dropped` and `duplicate_dropped`.
+    AIMessage for `placeholder`, `call_dropped`, `duplicate_call_dropped` and
+    `unrepairable`, the ToolMessage for `moved`, `orphan_dropped` and
+    `duplicate_dropped`.
     """
 
     kind: ActionKind

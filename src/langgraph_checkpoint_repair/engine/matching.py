@@ -1,4 +1,4 @@
-"""Ordered matching of tool results to tool calls: one pass, no rescans.
+"""Ordered matching of every result to a call, for histories where results stray.
 
 A ToolMessage answers the nearest preceding unanswered call with its
 `tool_call_id`, so models that reuse `call_0` every turn are matched turn by
@@ -8,98 +8,78 @@ fill only what is left, so a real result always wins over a synthetic one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
+from .calls import MessageCalls, read_calls
+from .scan import AI, TOOL, kind_of
 from .synthetic import is_synthetic
 
 Fate = Literal["orphan", "duplicate"]
+CallRef = tuple[int, int]
+"""(AIMessage index, position in its answerable calls)."""
 
 
 @dataclass
-class Call:
-    """One tool call of an AIMessage and, once matched, the result that answers it."""
-
-    ai_index: int
-    id: str
-    name: str
-    args: Any
-    invalid: bool
-    position: int
-    """Position in the AIMessage's `tool_calls` (or `invalid_tool_calls`) list."""
-    answer: int | None = None
-    in_place: bool = False
-    """True when the answer already sits in the run of results right after the call."""
-
-
-@dataclass
-class HistoryIndex:
-    """Everything the emitter needs, computed in at most two linear passes."""
-
-    calls_by_ai: dict[int, list[Call]] = field(default_factory=dict)
-    unnamed_calls: dict[int, list[str]] = field(default_factory=dict)
-    """AI index -> names of its calls that have no id (unrepairable)."""
-    answer_of: dict[int, Call] = field(default_factory=dict)
-    """ToolMessage index -> the call it answers."""
+class Matching:
+    calls_by_ai: dict[int, MessageCalls] = field(default_factory=dict)
+    """AIMessages with any tool-call entry -> their calls and notes."""
+    answers: dict[int, list[int | None]] = field(default_factory=dict)
+    """AI index -> the result index answering each of its calls, or None."""
+    in_place: dict[int, bool] = field(default_factory=dict)
+    """Result index -> whether it already sits in the block of the call it answers."""
     fate: dict[int, Fate] = field(default_factory=dict)
-    """ToolMessage index -> why it answers nothing."""
+    """Result index -> why it answers nothing."""
 
 
-def index_history(messages: Sequence[BaseMessage]) -> HistoryIndex:
-    """Collect the calls and match every result to its call, or mark it orphan/duplicate."""
-    index = HistoryIndex()
+def match_history(messages: list[BaseMessage]) -> Matching:
+    """Collect the calls and match every result, real ones first."""
+    matching = Matching()
     synthetic: set[int] = set()
     for i, message in enumerate(messages):
-        if isinstance(message, AIMessage):
-            _collect_calls(i, message, index)
-        elif isinstance(message, ToolMessage):
-            if is_synthetic(message):
-                synthetic.add(i)
-        elif not isinstance(message, BaseMessage):
-            raise TypeError(f"item {i} is a {type(message).__name__}, not a message")
-    _match_results(messages, index, lambda i: i not in synthetic)
+        kind = kind_of(message, i)
+        if kind == AI:
+            assert isinstance(message, AIMessage)
+            calls = read_calls(message)
+            if calls.calls or calls.notes:
+                matching.calls_by_ai[i] = calls
+                matching.answers[i] = [None] * len(calls.calls)
+        elif kind == TOOL and is_synthetic(message):
+            synthetic.add(i)
+    _match_results(messages, matching, lambda i: i not in synthetic)
     if synthetic:
-        _match_results(messages, index, synthetic.__contains__)
-    return index
+        _match_results(messages, matching, synthetic.__contains__)
+    return matching
 
 
-def _collect_calls(i: int, message: AIMessage, index: HistoryIndex) -> None:
-    calls: list[Call] = []
-    for invalid, entries in ((False, message.tool_calls), (True, message.invalid_tool_calls)):
-        for position, entry in enumerate(entries or ()):
-            call_id, name = entry.get("id"), entry.get("name") or ""
-            if not call_id:
-                index.unnamed_calls.setdefault(i, []).append(name)
-                continue
-            args = entry.get("args")
-            calls.append(Call(i, call_id, name, args, invalid, position))
-    if calls:
-        index.calls_by_ai[i] = calls
-
-
-def _match_results(messages: Sequence[BaseMessage], index: HistoryIndex, takes_part: Any) -> None:
-    """Match the ToolMessages for which `takes_part(i)` holds against unanswered calls."""
-    open_by_id: dict[str, list[Call]] = {}
+def _match_results(
+    messages: list[BaseMessage], matching: Matching, takes_part: Callable[[int], bool]
+) -> None:
+    """Match the results for which `takes_part(i)` holds against unanswered calls."""
+    open_by_id: dict[str, list[CallRef]] = {}
     seen_ids: set[str] = set()
     run_owner: int | None = None
     for i, message in enumerate(messages):
-        calls = index.calls_by_ai.get(i)
-        if calls is not None:
+        kind = kind_of(message, i)
+        calls = matching.calls_by_ai.get(i) if kind == AI else None
+        if calls is not None and calls.calls:
             run_owner = i
-            for call in calls:
+            answers = matching.answers[i]
+            for k, call in enumerate(calls.calls):
                 seen_ids.add(call.id)
-                if call.answer is None:
-                    open_by_id.setdefault(call.id, []).append(call)
-        elif not isinstance(message, ToolMessage):
+                if answers[k] is None:
+                    open_by_id.setdefault(call.id, []).append((i, k))
+        elif kind != TOOL:
             run_owner = None
         elif takes_part(i):
-            stack = open_by_id.get(message.tool_call_id)
+            call_id = message.tool_call_id  # type: ignore[attr-defined]
+            stack = open_by_id.get(call_id)
             if stack:
-                call = stack.pop()
-                call.answer, call.in_place = i, run_owner == call.ai_index
-                index.answer_of[i] = call
+                ai_index, k = stack.pop()
+                matching.answers[ai_index][k] = i
+                matching.in_place[i] = run_owner == ai_index
             else:
-                index.fate[i] = "duplicate" if message.tool_call_id in seen_ids else "orphan"
+                matching.fate[i] = "duplicate" if call_id in seen_ids else "orphan"

@@ -81,10 +81,16 @@ class RepairPolicy:
 
     def placeholder_text(self, call: PendingCall) -> str:
         """The content of the synthetic result for `call`."""
+        return self.text_for(call.id, call.name, call.reason, lambda: call)
+
+    def text_for(
+        self, call_id: str, name: str, reason: str, pending: Callable[[], PendingCall]
+    ) -> str:
+        """The synthetic content; `pending` is built only for a callable placeholder."""
         if callable(self.placeholder):
-            return str(self.placeholder(call))
-        template = self.placeholder or DEFAULT_TEXTS[self.language][call.reason]
-        return template.format(name=call.name, id=call.id, reason=call.reason)
+            return str(self.placeholder(pending()))
+        template = self.placeholder or DEFAULT_TEXTS[self.language][reason]
+        return template.format(name=name, id=call_id, reason=reason)
 
 
 def _check_choice(field: str, value: object, allowed: tuple[str, ...]) -> None:

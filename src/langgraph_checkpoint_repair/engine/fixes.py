@@ -1,0 +1,69 @@
+"""The rules that rewrite one block, shared by both ways of rebuilding a history.
+
+One small method per rule: notes for id-less and duplicate calls, dropping an
+unanswered call (`drop_call`), answering one with a synthetic result. Each
+records its action, in the order the reference walk would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+from .actions import ActionKind, RepairAction
+from .calls import Call, MessageCalls
+from .policy import PendingCall, RepairPolicy
+from .synthetic import placeholder_id, synthetic_result
+from .traces import without_calls
+
+
+class Fixer:
+    """Applies the rules to the blocks it is handed and keeps their actions."""
+
+    def __init__(
+        self, messages: Sequence[BaseMessage], policy: RepairPolicy, in_flight_ai: int | None
+    ) -> None:
+        self.messages = messages
+        self.policy = policy
+        self.in_flight_ai = in_flight_ai
+        self.actions: list[RepairAction] = []
+        self._taken_ids: set[str] = set()
+
+    def act(self, kind: ActionKind, call_id: str | None, name: str | None, index: int) -> None:
+        self.actions.append(RepairAction(kind, call_id, name, index))
+
+    def fix_call_message(
+        self, index: int, message: AIMessage, calls: MessageCalls, unanswered: Sequence[Call]
+    ) -> AIMessage:
+        """The AIMessage to emit: without its duplicate calls, and without its
+        unanswered ones under `drop_call`."""
+        for note in calls.notes:
+            self.act(note.kind, note.call_id, note.name, index)
+        dropped = unanswered if self._drops_calls(index) else ()
+        for call in dropped:
+            self.act("call_dropped", call.id, call.name, index)
+        removed = [*calls.duplicates, *dropped]
+        return without_calls(message, removed) if removed else message
+
+    def answer(self, call: Call, ai_index: int, out: list[BaseMessage]) -> None:
+        """Append a synthetic result for an unanswered call, unless it may still run."""
+        if ai_index == self.in_flight_ai or self.policy.dangling != "placeholder":
+            return
+        ai = self.messages[ai_index]
+        reason = "invalid_arguments" if call.invalid else "cancelled"
+        text = self.policy.text_for(
+            call.id, call.name, reason, lambda: self._pending(call, ai_index)
+        )
+        message_id = placeholder_id(call.id, ai.id, ai_index, self._taken_ids)
+        out.append(synthetic_result(text, call.id, call.name, message_id, reason))
+        self.act("placeholder", call.id, call.name, ai_index)
+
+    def _drops_calls(self, ai_index: int) -> bool:
+        return self.policy.dangling == "drop_call" and ai_index != self.in_flight_ai
+
+    def _pending(self, call: Call, ai_index: int) -> PendingCall:
+        ai = self.messages[ai_index]
+        assert isinstance(ai, AIMessage)
+        history = self.messages if isinstance(self.messages, list) else list(self.messages)
+        return PendingCall(call.id, call.name, call.args, call.invalid, ai, ai_index, history)
