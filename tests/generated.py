@@ -23,6 +23,8 @@ SHAPES = ["plain", "anthropic", "responses", "standard", "legacy"]
 
 def call_blocks(shape: str, calls: list[dict[str, Any]], n: int) -> list[Any]:
     """The content a provider adapter stores for `calls`, in its own shape."""
+    if not calls:
+        return []
     if shape == "anthropic":
         uses = [{"type": "tool_use", "id": c["id"], "name": c["name"], "input": {}} for c in calls]
         return [{"type": "text", "text": f"using tools {n}"}, *uses]
@@ -45,10 +47,13 @@ def call_blocks(shape: str, calls: list[dict[str, Any]], n: int) -> list[Any]:
 
 
 @st.composite
-def ai_turn(draw: st.DrawFn, n: int) -> tuple[AIMessage, list[str]]:
+def ai_turn(
+    draw: st.DrawFn, n: int, shapes: list[str], idless: bool, reuse: bool
+) -> tuple[AIMessage, list[str]]:
     """An AIMessage with 0-4 calls, and the ids its results answer."""
-    shape = draw(st.sampled_from(SHAPES))
-    ids = draw(st.lists(st.sampled_from([*CALL_IDS, None]), max_size=4))
+    shape = draw(st.sampled_from(shapes))
+    pool = CALL_IDS if reuse else [f"{c}_{n}" for c in CALL_IDS]
+    ids = draw(st.lists(st.sampled_from([*pool, None] if idless else pool), max_size=4))
     valid: list[Any] = []
     invalid: list[Any] = []
     for k, call_id in enumerate(ids):
@@ -86,12 +91,20 @@ def synthetic(call_id: str, n: int) -> ToolMessage:
 
 
 @st.composite
-def messy_history(draw: st.DrawFn) -> list[BaseMessage]:
+def messy_history(
+    draw: st.DrawFn, shapes: list[str] = SHAPES, idless: bool = True, reuse: bool = True
+) -> list[BaseMessage]:
+    """Turns of human, AI with calls shaped as `shapes`, shuffled results; then damage.
+
+    `idless=False` leaves out calls without an id, which no repair can answer;
+    `reuse=False` gives every turn its own call ids (langchain-openai's
+    Responses converter skips a call whose id an earlier turn used).
+    """
     history: list[BaseMessage] = []
     for n in range(draw(st.integers(1, 6))):
         if draw(st.booleans()):
             history.append(HumanMessage(f"q{n}", id=f"h{n}"))
-        message, ids = draw(ai_turn(n))
+        message, ids = draw(ai_turn(n, shapes, idless, reuse))
         history.append(message)
         results: list[BaseMessage] = [
             ToolMessage(f"r {c}", tool_call_id=c, id=f"r{n}{c}") for c in ids

@@ -8,6 +8,7 @@ order, so the actions read like the message.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
 from langchain_core.messages import AIMessage
@@ -49,7 +50,11 @@ def read_calls(message: AIMessage) -> MessageCalls:
     duplicates: list[Call] = []
     notes: list[Note] = []
     seen: set[str] = set()
-    for invalid, entries in ((False, message.tool_calls), (True, message.invalid_tool_calls)):
+    lists: tuple[tuple[bool, Sequence[Any]], ...] = (
+        (False, message.tool_calls),
+        (True, message.invalid_tool_calls),
+    )
+    for invalid, entries in lists:
         for position, entry in enumerate(entries or ()):
             call_id, name = entry.get("id"), entry.get("name") or ""
             if not call_id:

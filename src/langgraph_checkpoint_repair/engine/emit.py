@@ -6,8 +6,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from .actions import ActionKind
 from .fixes import Fixer
+from .kinds import TOOL, kind_of
 from .matching import Matching
-from .scan import TOOL, kind_of
 
 
 def emit_history(

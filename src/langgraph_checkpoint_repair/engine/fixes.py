@@ -7,7 +7,8 @@ records its action, in the order the reference walk would.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
@@ -17,18 +18,21 @@ from .policy import PendingCall, RepairPolicy
 from .synthetic import placeholder_id, synthetic_result
 from .traces import without_calls
 
+LoneCallFix = Callable[[AIMessage, int, list[BaseMessage]], None]
+
 
 class Fixer:
     """Applies the rules to the blocks it is handed and keeps their actions."""
 
     def __init__(
-        self, messages: Sequence[BaseMessage], policy: RepairPolicy, in_flight_ai: int | None
+        self, messages: list[BaseMessage], policy: RepairPolicy, in_flight_ai: int | None
     ) -> None:
         self.messages = messages
         self.policy = policy
         self.in_flight_ai = in_flight_ai
         self.actions: list[RepairAction] = []
         self._taken_ids: set[str] = set()
+        self._templates = policy.templates()
 
     def act(self, kind: ActionKind, call_id: str | None, name: str | None, index: int) -> None:
         self.actions.append(RepairAction(kind, call_id, name, index))
@@ -48,16 +52,46 @@ class Fixer:
 
     def answer(self, call: Call, ai_index: int, out: list[BaseMessage]) -> None:
         """Append a synthetic result for an unanswered call, unless it may still run."""
-        if ai_index == self.in_flight_ai or self.policy.dangling != "placeholder":
-            return
-        ai = self.messages[ai_index]
-        reason = "invalid_arguments" if call.invalid else "cancelled"
-        text = self.policy.text_for(
-            call.id, call.name, reason, lambda: self._pending(call, ai_index)
-        )
-        message_id = placeholder_id(call.id, ai.id, ai_index, self._taken_ids)
-        out.append(synthetic_result(text, call.id, call.name, message_id, reason))
-        self.act("placeholder", call.id, call.name, ai_index)
+        if ai_index != self.in_flight_ai and self.policy.dangling == "placeholder":
+            self._answer(call.id, call.name, call.args, call.invalid, ai_index, out)
+
+    def lone_call_fix(self) -> LoneCallFix | None:
+        """How to answer the only call of an AIMessage that got no result (the
+        usual dangling call), without the general bookkeeping; None when the
+        policy drops calls instead."""
+        if self.policy.dangling != "placeholder":
+            return None
+        answer, in_flight_ai = self._answer, self.in_flight_ai
+
+        def fix(message: AIMessage, ai_index: int, out: list[BaseMessage]) -> None:
+            if ai_index != in_flight_ai:
+                entry = message.tool_calls[0]
+                name = entry.get("name") or ""
+                answer(entry["id"] or "", name, entry.get("args"), False, ai_index, out)
+
+        return fix
+
+    def _answer(
+        self,
+        call_id: str,
+        name: str,
+        args: Any,
+        invalid: bool,
+        ai_index: int,
+        out: list[BaseMessage],
+    ) -> None:
+        reason = "invalid_arguments" if invalid else "cancelled"
+        template = self._templates.get(reason)
+        if template is not None:
+            text = template.format(name=name, id=call_id, reason=reason)
+        else:
+            call = Call(call_id, name, args, invalid, 0)
+            text = self.policy.text_for(
+                call_id, name, reason, lambda: self._pending(call, ai_index)
+            )
+        message_id = placeholder_id(call_id, self.messages[ai_index].id, ai_index, self._taken_ids)
+        out.append(synthetic_result(text, call_id, name, message_id, reason))
+        self.actions.append(RepairAction("placeholder", call_id, name, ai_index))
 
     def _drops_calls(self, ai_index: int) -> bool:
         return self.policy.dangling == "drop_call" and ai_index != self.in_flight_ai
@@ -65,5 +99,4 @@ class Fixer:
     def _pending(self, call: Call, ai_index: int) -> PendingCall:
         ai = self.messages[ai_index]
         assert isinstance(ai, AIMessage)
-        history = self.messages if isinstance(self.messages, list) else list(self.messages)
-        return PendingCall(call.id, call.name, call.args, call.invalid, ai, ai_index, history)
+        return PendingCall(call.id, call.name, call.args, call.invalid, ai, ai_index, self.messages)

@@ -15,7 +15,7 @@ from typing import Literal
 from langchain_core.messages import AIMessage, BaseMessage
 
 from .calls import MessageCalls, read_calls
-from .scan import AI, TOOL, kind_of
+from .kinds import AI, TOOL, kind_of
 from .synthetic import is_synthetic
 
 Fate = Literal["orphan", "duplicate"]

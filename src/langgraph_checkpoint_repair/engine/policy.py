@@ -83,6 +83,13 @@ class RepairPolicy:
         """The content of the synthetic result for `call`."""
         return self.text_for(call.id, call.name, call.reason, lambda: call)
 
+    def templates(self) -> dict[str, str]:
+        """Reason -> format template of the synthetic content; empty for a callable."""
+        if callable(self.placeholder):
+            return {}
+        texts = DEFAULT_TEXTS[self.language]
+        return {reason: self.placeholder or text for reason, text in texts.items()}
+
     def text_for(
         self, call_id: str, name: str, reason: str, pending: Callable[[], PendingCall]
     ) -> str:

@@ -1,12 +1,11 @@
 """`repair_messages`: make a history satisfy the provider tool-call pairing rules.
 
-Three steps, each paid only when the one before finds work. A cheap walk
-(`scan`) proves most histories valid without allocating. When only some
-blocks are wrong and every result sits in its call's block, only those
-blocks are rebuilt and the rest is copied by reference (`rebuild`). When
-results stray, every result is matched in order (`matching`) and the history
-is emitted message by message (`emit`). Both rebuilds apply the same rules
-(`fixes`) and give the same output.
+One cheap walk (`walk`) proves most histories valid without allocating and,
+when only some blocks are wrong and every result sits in its call's block,
+rebuilds just those blocks, copying the rest by reference. When a result
+strays, every result is matched in order (`matching`) and the history is
+emitted message by message (`emit`). Both apply the same rules (`fixes`) and
+give the same output.
 """
 
 from __future__ import annotations
@@ -20,8 +19,7 @@ from .emit import emit_history
 from .fixes import Fixer
 from .matching import match_history
 from .policy import DEFAULT_POLICY, RepairPolicy
-from .rebuild import rebuild_blocks
-from .scan import scan
+from .walk import walk
 
 
 def repair_messages(
@@ -38,14 +36,13 @@ def repair_messages(
     """
     policy = policy or DEFAULT_POLICY
     as_list = messages if isinstance(messages, list) else list(messages)
-    found = scan(as_list, in_flight)
-    if found is None:
-        return RepairResult(as_list, (), False)
     fixer = Fixer(as_list, policy, _in_flight_ai(as_list, in_flight))
-    if found.strays:
+    repaired = walk(as_list, in_flight, fixer)
+    if repaired is as_list:
+        return RepairResult(as_list, (), False)
+    if repaired is None:
+        fixer = Fixer(as_list, policy, fixer.in_flight_ai)
         repaired = emit_history(as_list, match_history(as_list), fixer)
-    else:
-        repaired = rebuild_blocks(as_list, found.broken_blocks, fixer)
     if policy.strict and fixer.actions:
         raise HistoryError(fixer.actions)
     if all(a.kind == "unrepairable" for a in fixer.actions):
