@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_openai.chat_models.base import _construct_responses_api_input
 from langgraph.graph.message import add_messages
 
-from langgraph_checkpoint_repair import RepairAction, RepairPolicy, repair_messages
+from langgraph_checkpoint_repair import PendingCall, RepairAction, RepairPolicy, repair_messages
 from tests.histories import ai, human, tool
 from tests.oracle import assert_valid, responses_violations
 
@@ -169,3 +170,15 @@ def test_responses_request_of_a_repaired_history_pairs_every_call() -> None:
     items = _construct_responses_api_input(repaired)
     kinds = [item.get("type") for item in items]
     assert kinds.count("function_call") == kinds.count("function_call_output") == 1
+
+
+def test_a_failing_placeholder_callable_runs_once_and_its_error_is_raised() -> None:
+    seen: list[str] = []
+
+    def text(call: PendingCall) -> str:
+        seen.append(call.id)
+        raise ValueError("no text today")
+
+    with pytest.raises(ValueError, match="no text today"):
+        repair_messages([ai("a1", "c1"), human("b")], policy=RepairPolicy(placeholder=text))
+    assert seen == ["c1"]

@@ -44,6 +44,25 @@ class RepairAction:
         }
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def fast_action(
+    kind: ActionKind, call_id: str | None, name: str | None, index: int
+) -> RepairAction:
+    """`RepairAction(kind, call_id, name, index)`, at half the cost: a frozen
+    dataclass sets each field through `object.__setattr__`, and a broken store
+    makes one action per dangling call."""
+    action: RepairAction = _new(RepairAction)
+    _set(
+        action,
+        "__dict__",
+        {"kind": kind, "tool_call_id": call_id, "tool_name": name, "index": index},
+    )
+    return action
+
+
 @dataclass(frozen=True)
 class RepairResult:
     """The repaired history and the actions that produced it.

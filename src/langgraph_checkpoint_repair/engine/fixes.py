@@ -12,7 +12,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from .actions import ActionKind, RepairAction
+from .actions import ActionKind, RepairAction, fast_action
 from .calls import Call, MessageCalls
 from .policy import PendingCall, RepairPolicy
 from .synthetic import placeholder_id, synthetic_result
@@ -32,7 +32,7 @@ class Fixer:
         self.in_flight_ai = in_flight_ai
         self.actions: list[RepairAction] = []
         self._taken_ids: set[str] = set()
-        self._templates = policy.templates()
+        self._fillers = policy.fillers()
 
     def act(self, kind: ActionKind, call_id: str | None, name: str | None, index: int) -> None:
         self.actions.append(RepairAction(kind, call_id, name, index))
@@ -57,17 +57,28 @@ class Fixer:
 
     def lone_call_fix(self) -> LoneCallFix | None:
         """How to answer the only call of an AIMessage that got no result (the
-        usual dangling call), without the general bookkeeping; None when the
-        policy drops calls instead."""
+        usual dangling call) without the general bookkeeping: this runs once
+        per broken turn of a broken store. None when the policy drops calls."""
         if self.policy.dangling != "placeholder":
             return None
-        answer, in_flight_ai = self._answer, self.in_flight_ai
+        fill = self._fillers.get("cancelled")
+        in_flight_ai, taken, actions = self.in_flight_ai, self._taken_ids, self.actions
 
         def fix(message: AIMessage, ai_index: int, out: list[BaseMessage]) -> None:
-            if ai_index != in_flight_ai:
-                entry = message.tool_calls[0]
-                name = entry.get("name") or ""
-                answer(entry["id"] or "", name, entry.get("args"), False, ai_index, out)
+            if ai_index == in_flight_ai:
+                return
+            entry = message.tool_calls[0]
+            call_id, name = entry["id"] or "", entry.get("name") or ""
+            if fill is None:
+                self._answer(call_id, name, entry.get("args"), False, ai_index, out)
+                return
+            text = fill(name, call_id, "cancelled")
+            message_id = f"repair-{call_id}-{message.id or ai_index}"
+            if message_id in taken:
+                message_id = placeholder_id(call_id, message.id, ai_index, taken)
+            taken.add(message_id)
+            out.append(synthetic_result(text, call_id, name, message_id, "cancelled"))
+            actions.append(fast_action("placeholder", call_id, name, ai_index))
 
         return fix
 
@@ -81,9 +92,9 @@ class Fixer:
         out: list[BaseMessage],
     ) -> None:
         reason = "invalid_arguments" if invalid else "cancelled"
-        template = self._templates.get(reason)
-        if template is not None:
-            text = template.format(name=name, id=call_id, reason=reason)
+        fill = self._fillers.get(reason)
+        if fill is not None:
+            text = fill(name, call_id, reason)
         else:
             call = Call(call_id, name, args, invalid, 0)
             text = self.policy.text_for(

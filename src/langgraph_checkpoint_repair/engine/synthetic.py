@@ -36,7 +36,7 @@ _TEMPLATE = ToolMessage(
     content="", tool_call_id="", name="", status="error", id="", response_metadata={}
 )
 _TEMPLATE_FIELDS = dict(vars(_TEMPLATE))
-_TEMPLATE_FIELDS_SET = frozenset(_TEMPLATE.model_fields_set)
+_TEMPLATE_FIELDS_SET = set(_TEMPLATE.model_fields_set)
 _new_tool_message = ToolMessage.__new__
 _set = object.__setattr__
 
@@ -63,7 +63,7 @@ def synthetic_result(
         "response_metadata": {MARKER_KEY: {"synthetic": True, "reason": reason}},
     }
     _set(result, "__dict__", fields)
-    _set(result, "__pydantic_fields_set__", set(_TEMPLATE_FIELDS_SET))
+    _set(result, "__pydantic_fields_set__", _TEMPLATE_FIELDS_SET.copy())
     _set(result, "__pydantic_extra__", {})
     _set(result, "__pydantic_private__", None)
     return result

@@ -14,6 +14,7 @@ anywhere earlier, so the walk gives up and the full matching decides.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
@@ -36,8 +37,15 @@ def walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[Bas
         return _walk(messages, in_flight, fixer)
     except NotAMessage:
         raise
+    except _RuleFailed as failed:  # e.g. a placeholder callable: not to be called twice
+        raise failed.error from None
     except (AttributeError, KeyError, TypeError, ValueError):  # odd data: the full matching judges
         return None
+
+
+class _RuleFailed(Exception):
+    def __init__(self, error: Exception) -> None:
+        self.error = error
 
 
 def _walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[BaseMessage] | None:
@@ -63,7 +71,7 @@ def _walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[Ba
         if kind == TOOL:
             if waiting is None:
                 return None
-            if waiting.__class__ is str:
+            if type(waiting) is str:
                 if message.tool_call_id != waiting:  # type: ignore[attr-defined]
                     return None
                 waiting = None
@@ -78,12 +86,12 @@ def _walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[Ba
         if waiting is not None or wrong:
             if out is None:
                 out = []
-            if lone_fix is not None and waiting.__class__ is str and not wrong:
+            if lone_fix is not None and type(waiting) is str and not wrong:
                 out += messages[copied:i]  # the usual case: one call, no result
-                lone_fix(messages[block], block, out)  # type: ignore[arg-type]
+                _apply(lone_fix, messages[block], block, out)
             else:
                 out += messages[copied:block]
-                _rebuild(messages, block, i, fixer, out)
+                _apply(_rebuild, messages, block, i, fixer, out)
             copied, waiting, wrong = i, None, False
         if kind == AI:
             calls = message.tool_calls  # type: ignore[attr-defined]
@@ -100,12 +108,20 @@ def _walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[Ba
         if out is None:
             out = []
         out += messages[copied:block]
-        _rebuild(messages, block, len(messages), fixer, out)
+        _apply(_rebuild, messages, block, len(messages), fixer, out)
         copied = len(messages)
     if out is None:
         return messages
     out += messages[copied:]
     return out
+
+
+def _apply(rule: Callable[..., None], *args: Any) -> None:
+    """Run a rule; what it raises is its own error, not odd data for the walk."""
+    try:
+        rule(*args)
+    except Exception as error:
+        raise _RuleFailed(error) from error
 
 
 def _waiting_ids(message: AIMessage) -> tuple[set[str] | None, bool]:
