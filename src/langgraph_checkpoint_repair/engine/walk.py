@@ -44,6 +44,8 @@ def walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[Bas
 
 
 class _RuleFailed(Exception):
+    """Carries an error raised by a rule out of the walk, past its odd-data net."""
+
     def __init__(self, error: Exception) -> None:
         self.error = error
 
@@ -88,7 +90,10 @@ def _walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[Ba
                 out = []
             if lone_fix is not None and type(waiting) is str and not wrong:
                 out += messages[copied:i]  # the usual case: one call, no result
-                _apply(lone_fix, messages[block], block, out)
+                try:
+                    lone_fix(messages[block], block, out)  # type: ignore[arg-type]
+                except Exception as error:
+                    raise _RuleFailed(error) from error
             else:
                 out += messages[copied:block]
                 _apply(_rebuild, messages, block, i, fixer, out)
