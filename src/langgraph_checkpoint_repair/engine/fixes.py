@@ -62,7 +62,7 @@ class Fixer:
         if self.policy.dangling != "placeholder":
             return None
         fill = self._fillers.get("cancelled")
-        in_flight_ai, taken, actions = self.in_flight_ai, self._taken_ids, self.actions
+        in_flight_ai, taken, add_action = self.in_flight_ai, self._taken_ids, self.actions.append
 
         def fix(message: AIMessage, ai_index: int, out: list[BaseMessage]) -> None:
             if ai_index == in_flight_ai:
@@ -78,7 +78,7 @@ class Fixer:
                 message_id = placeholder_id(call_id, message.id, ai_index, taken)
             taken.add(message_id)
             out.append(synthetic_result(text, call_id, name, message_id, "cancelled"))
-            actions.append(fast_action("placeholder", call_id, name, ai_index))
+            add_action(fast_action("placeholder", call_id, name, ai_index))
 
         return fix
 

@@ -52,16 +52,14 @@ def synthetic_result(
     value is a plain string made here, so validating it again would only cost
     time, four times as much, on every dangling call of a broken store.
     """
+    fields = _TEMPLATE_FIELDS.copy()
+    fields["content"] = text
+    fields["tool_call_id"] = call_id
+    fields["name"] = name
+    fields["id"] = message_id
+    fields["additional_kwargs"] = {}
+    fields["response_metadata"] = {MARKER_KEY: {"synthetic": True, "reason": reason}}
     result = _new_tool_message(ToolMessage)
-    fields = {
-        **_TEMPLATE_FIELDS,
-        "content": text,
-        "tool_call_id": call_id,
-        "name": name,
-        "id": message_id,
-        "additional_kwargs": {},
-        "response_metadata": {MARKER_KEY: {"synthetic": True, "reason": reason}},
-    }
     _set(result, "__dict__", fields)
     _set(result, "__pydantic_fields_set__", _TEMPLATE_FIELDS_SET.copy())
     _set(result, "__pydantic_extra__", {})
