@@ -79,6 +79,19 @@ def make_parallel(size: int, order: str, parallel: int = PARALLEL) -> list[BaseM
     return history
 
 
+def make_late_results(history: list[BaseMessage], every: int) -> list[BaseMessage]:
+    """`history` with every `every`th result one message late, after the next
+    message: a broken history the engine repairs by moving results back."""
+    late = list(history)
+    seen = 0
+    for n in range(len(late) - 1):
+        if isinstance(late[n], ToolMessage):
+            seen += 1
+            if seen % every == 0:
+                late[n], late[n + 1] = late[n + 1], late[n]
+    return late
+
+
 def best_seconds(work: Callable[[], object], rounds: int = 7) -> float:
     """Best of `rounds`, with the garbage collector off while timing, as timeit does."""
     return best_of_each([work], rounds)[0]
@@ -131,6 +144,9 @@ def arrangements() -> None:
     clean, *times = best_of_each([ours(h) for h in histories])
     for order, seconds in zip(orders, times, strict=True):
         print(f"  {order:<14} {seconds / SIZE * 1e9:8.0f} ns/msg  {seconds / clean:5.2f}x")
+    late = make_late_results(make_history(SIZE), every=25)
+    clean, misplaced = best_of_each([ours(make_history(SIZE)), ours(late)])
+    print(f"  {'1% misplaced':<14} {misplaced / SIZE * 1e9:8.0f} ns/msg  {misplaced / clean:5.2f}x")
     block = 8_000
     forward, backward = best_of_each(
         [ours(make_parallel(block + 2, order, block)) for order in ("in order", "reversed")]

@@ -3,9 +3,8 @@
 One cheap walk (`walk`) proves most histories valid without allocating and,
 when only some blocks are wrong and every result sits in its call's block,
 rebuilds just those blocks, copying the rest by reference. When a result
-strays, every result is matched in order (`matching`) and the history is
-emitted message by message (`emit`). Both apply the same rules (`fixes`) and
-give the same output.
+strays (or the data is odd), `strays` matches the ids that strayed in order
+and rebuilds what they touch. Both apply the same rules (`fixes`).
 """
 
 from __future__ import annotations
@@ -15,10 +14,9 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from .actions import HistoryError, RepairResult
-from .emit import emit_history
 from .fixes import Fixer
-from .matching import match_history
 from .policy import DEFAULT_POLICY, RepairPolicy
+from .strays import repair_strays
 from .walk import walk
 
 
@@ -42,7 +40,7 @@ def repair_messages(
         return RepairResult(as_list, (), False)
     if repaired is None:
         fixer = Fixer(as_list, policy, fixer.in_flight_ai)
-        repaired = emit_history(as_list, match_history(as_list), fixer)
+        repaired = repair_strays(as_list, in_flight, fixer)
     if policy.strict and fixer.actions:
         raise HistoryError(fixer.actions)
     if all(a.kind == "unrepairable" for a in fixer.actions):

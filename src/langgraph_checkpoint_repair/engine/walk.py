@@ -9,7 +9,7 @@ id, or with an id used twice) is rebuilt when it closes; everything between
 wrong blocks is copied by reference, a slice at a time.
 
 A result outside the block of the call it answers (a stray) may answer a call
-anywhere earlier, so the walk gives up and the full matching decides.
+anywhere earlier, so the walk gives up and `strays` decides.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[Bas
         raise
     except _RuleFailed as failed:  # e.g. a placeholder callable: not to be called twice
         raise failed.error from None
-    except (AttributeError, KeyError, TypeError, ValueError):  # odd data: the full matching judges
+    except (AttributeError, KeyError, TypeError, ValueError):  # odd data: `strays` judges
         return None
 
 
