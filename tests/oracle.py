@@ -8,7 +8,10 @@ from typing import Any
 
 from langchain_anthropic.chat_models import _format_messages
 from langchain_core.messages import BaseMessage
-from langchain_openai.chat_models.base import _convert_message_to_dict
+from langchain_openai.chat_models.base import (
+    _construct_responses_api_input,
+    _convert_message_to_dict,
+)
 
 
 def openai_violations(messages: Sequence[BaseMessage]) -> list[str]:
@@ -57,6 +60,46 @@ def anthropic_violations(messages: Sequence[BaseMessage]) -> list[str]:
     if previous_uses:
         problems.append(f"anthropic: tool_use {previous_uses} unanswered at the end")
     return problems
+
+
+CALL_ITEMS = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+}
+OUTPUT_ITEMS = set(CALL_ITEMS.values())
+
+
+def responses_violations(messages: Sequence[BaseMessage]) -> list[str]:
+    """Responses API: every call item has one output after it and every output a
+    call before it; a reasoning item is followed by an item of the same answer."""
+    items = _construct_responses_api_input(messages)
+    problems: list[str] = []
+    open_calls: list[str] = []
+    for n, item in enumerate(items):
+        kind = item.get("type")
+        if kind in CALL_ITEMS:
+            if item["call_id"] in open_calls:
+                problems.append(f"responses: call {item['call_id']} sent twice at {n}")
+            open_calls.append(item["call_id"])
+        elif kind in OUTPUT_ITEMS:
+            if item["call_id"] not in open_calls:
+                problems.append(f"responses: output {item['call_id']} at {n} answers no call")
+            else:
+                open_calls.remove(item["call_id"])
+        elif kind == "reasoning" and not _follows_reasoning(items[n + 1 : n + 2]):
+            problems.append(f"responses: reasoning item {n} without its following item")
+    if open_calls:
+        problems.append(f"responses: calls {open_calls} without output")
+    return problems
+
+
+def _follows_reasoning(following: list[dict[str, Any]]) -> bool:
+    if not following:
+        return False
+    item = following[0]
+    if item.get("type") == "message":
+        return item.get("role") == "assistant"
+    return item.get("type") not in OUTPUT_ITEMS and "role" not in item
 
 
 def _blocks(turn: dict[str, Any]) -> list[dict[str, Any]]:

@@ -54,10 +54,10 @@ def test_placeholder_is_a_marked_error_result_with_the_default_text() -> None:
     assert is_synthetic(placeholder)
 
 
-def test_placeholder_id_without_an_ai_message_id_derives_from_the_call_id() -> None:
+def test_placeholder_id_without_an_ai_message_id_derives_from_its_position() -> None:
     message = AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "c9"}])
     result = repair_messages([message])
-    assert result.messages[1].id == "repair-c9"
+    assert result.messages[1].id == "repair-c9-0"
 
 
 def test_invalid_call_gets_a_text_asking_for_valid_arguments() -> None:

@@ -340,7 +340,8 @@ def test_reasoning_before_its_item_stays() -> None:
 
 
 def test_a_dropped_call_takes_its_block_and_then_its_reasoning() -> None:
-    """`dangling="drop_call"` leaves the function_call block; the provider setting removes it."""
+    """`dangling="drop_call"` removes every trace of the call, its reasoning item with it,
+    so the provider setting finds nothing more to do."""
     history = [
         human("a"),
         responses_reply(REASONING, function_call("call_1"), calls=("call_1",)),
@@ -348,15 +349,22 @@ def test_a_dropped_call_takes_its_block_and_then_its_reasoning() -> None:
     ]
     policy = RepairPolicy(provider="openai-responses", dangling="drop_call")
     result = repair_messages(history, policy=policy)
-    assert kinds(result.actions) == ["call_dropped", "call_block_dropped", "reasoning_dropped"]
+    assert kinds(result.actions) == ["call_dropped"]
     assert result.messages[1].content == []
     assert_accepted("openai-responses", result.messages)
-    assert (
-        REQUEST_PROBLEMS["openai-responses"](
-            repair_messages(history, policy=RepairPolicy(dangling="drop_call")).messages
-        )
-        != []
-    )
+    portable = repair_messages(history, policy=RepairPolicy(dangling="drop_call"))
+    assert portable.messages == result.messages
+
+
+def test_a_stored_call_block_without_its_call_goes_and_then_its_reasoning() -> None:
+    """A `function_call` block stored without its entry in `tool_calls` (written by another
+    tool) is still sent by the Responses converter, as a call that nothing answers."""
+    history = [human("a"), responses_reply(REASONING, function_call("call_1")), human("b")]
+    result = repair_messages(history, policy=RESPONSES)
+    assert kinds(result.actions) == ["call_block_dropped", "reasoning_dropped"]
+    assert result.messages[1].content == []
+    assert_accepted("openai-responses", result.messages)
+    assert REQUEST_PROBLEMS["openai-responses"](history) != []
 
 
 def test_a_stored_v03_reasoning_item_without_a_follower_is_removed() -> None:

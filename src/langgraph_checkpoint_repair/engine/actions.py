@@ -14,6 +14,7 @@ ActionKind = Literal[
     "moved",
     "orphan_dropped",
     "duplicate_dropped",
+    "duplicate_call_dropped",
     "unrepairable",
     # Provider hygiene (RepairPolicy.provider), never produced without a provider:
     "id_renamed",
@@ -30,10 +31,11 @@ class RepairAction:
     """One rule applied to one tool call or tool result.
 
     `index` is the position in the *input* list of the message concerned: the
-    AIMessage for `placeholder`, `call_dropped` and `unrepairable`, the
-    ToolMessage for `moved`, `orphan_dropped` and `duplicate_dropped`; for
-    provider hygiene, the message whose content or ids changed. `detail` says
-    more where the kind alone does not (the new id, the block dropped and why).
+    AIMessage for `placeholder`, `call_dropped`, `duplicate_call_dropped` and
+    `unrepairable`, the ToolMessage for `moved`, `orphan_dropped` and
+    `duplicate_dropped`; for provider hygiene, the message whose content or ids
+    changed. `detail` says more where the kind alone does not (the new id, the
+    block dropped and why).
     """
 
     kind: ActionKind
@@ -53,6 +55,25 @@ class RepairAction:
         if self.detail is not None:
             data["detail"] = self.detail
         return data
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def fast_action(
+    kind: ActionKind, call_id: str | None, name: str | None, index: int
+) -> RepairAction:
+    """`RepairAction(kind, call_id, name, index)`, at half the cost: a frozen
+    dataclass sets each field through `object.__setattr__`, and a broken store
+    makes one action per dangling call."""
+    action: RepairAction = _new(RepairAction)
+    _set(
+        action,
+        "__dict__",
+        {"kind": kind, "tool_call_id": call_id, "tool_name": name, "index": index, "detail": None},
+    )
+    return action
 
 
 @dataclass(frozen=True)

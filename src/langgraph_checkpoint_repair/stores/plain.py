@@ -68,8 +68,8 @@ def plain_history_is_clean(value: Any) -> bool:
             calls = fields.get("tool_calls") or []
             invalid = fields.get("invalid_tool_calls") or []
             expected = [c.get("id") if isinstance(c, dict) else None for c in [*calls, *invalid]]
-            if not all(expected):
-                return False
+            if not all(expected) or len(set(expected)) != len(expected):
+                return False  # a missing id, or one used twice in the message
     return not expected
 
 
