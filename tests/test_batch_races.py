@@ -1,0 +1,142 @@
+"""Races on a live store: an application writing while a thread is repaired, and
+several runs repairing one store at once (real savers, real processes)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+from langgraph_checkpoint_repair.stores.plan import RUN_KEY
+from tests.batch_runs import head_messages, run_repair
+from tests.oracle import assert_valid
+from tests.seeding import config, seed
+from tests.stores import Store
+from tests.test_checkpointer_state import chat_graph
+
+APP_MESSAGE = "me again"
+
+
+@contextlib.asynccontextmanager
+async def application_saver(
+    store: Store, request: pytest.FixtureRequest
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The saver the application writes through: its own connection on PostgreSQL; on
+    SQLite and in memory the store's own saver, the only way into the repair's write
+    transaction (another connection waits for it to end)."""
+    if not isinstance(store.saver, (PostgresSaver, AsyncPostgresSaver)):
+        yield store.saver
+    elif store.is_async:
+        async with AsyncPostgresSaver.from_conn_string(request.getfixturevalue("pg_uri")) as app:
+            yield app
+    else:
+        with PostgresSaver.from_conn_string(request.getfixturevalue("pg_uri")) as sync_app:
+            yield sync_app
+
+
+class SlowApplicationWrite:
+    """An application write to one thread that starts when the job loads that thread's
+    head (the application's checkpoint, and so its id, is made then) and is stored only
+    right before the job's repair is: a slow network or a busy lock in between. Hooked
+    into the saver class's own methods, so every saver involved plays along."""
+
+    def __init__(self, app: BaseCheckpointSaver[Any], thread_id: str) -> None:
+        self.app, self.thread_id = app, thread_id
+        self.state = "waiting"  # -> deferring -> deferred -> stored
+        self.deferred: tuple[Any, ...] = ()
+
+    def update(self) -> tuple[Any, Any]:
+        return config(self.thread_id), {"messages": [HumanMessage(APP_MESSAGE)]}
+
+    def starts_on(self, cfg: Any) -> bool:
+        configurable = cfg["configurable"]
+        found = configurable["thread_id"] == self.thread_id and configurable.get("checkpoint_id")
+        return self.state == "waiting" and bool(found)
+
+    def defers(self, cfg: Any) -> bool:
+        """The application's own put, while other threads of the job go on writing."""
+        return self.state == "deferring" and cfg["configurable"]["thread_id"] == self.thread_id
+
+    def deferred_config(self, args: tuple[Any, ...]) -> Any:
+        self.deferred = args
+        configurable = args[1]["configurable"]
+        return {"configurable": {**configurable, "checkpoint_id": args[2]["id"]}}
+
+    def stores_now(self, cfg: Any, metadata: Any) -> bool:
+        repair = cfg["configurable"]["thread_id"] == self.thread_id and RUN_KEY in metadata
+        if self.state == "deferred" and repair:
+            self.state = "stored"
+            return True
+        return False
+
+    def patch(self, monkeypatch: pytest.MonkeyPatch, cls: Any) -> None:
+        get_tuple, aget_tuple, put, aput = cls.get_tuple, cls.aget_tuple, cls.put, cls.aput
+
+        def hooked_get_tuple(saver: Any, cfg: Any) -> Any:
+            tup = get_tuple(saver, cfg)
+            if self.starts_on(cfg):
+                self.state = "deferring"
+                chat_graph(self.app).update_state(*self.update(), as_node="chat")
+                self.state = "deferred"
+            return tup
+
+        async def hooked_aget_tuple(saver: Any, cfg: Any) -> Any:
+            tup = await aget_tuple(saver, cfg)
+            if self.starts_on(cfg):
+                self.state = "deferring"
+                await chat_graph(self.app).aupdate_state(*self.update(), as_node="chat")
+                self.state = "deferred"
+            return tup
+
+        def hooked_put(saver: Any, cfg: Any, checkpoint: Any, metadata: Any, new: Any) -> Any:
+            if self.defers(cfg):
+                return self.deferred_config((saver, cfg, checkpoint, metadata, new))
+            if self.stores_now(cfg, metadata):
+                put(*self.deferred)
+            return put(saver, cfg, checkpoint, metadata, new)
+
+        async def hooked_aput(
+            saver: Any, cfg: Any, checkpoint: Any, metadata: Any, new: Any
+        ) -> Any:
+            if self.defers(cfg):
+                return self.deferred_config((saver, cfg, checkpoint, metadata, new))
+            if self.stores_now(cfg, metadata):
+                await aput(*self.deferred)
+            return await aput(saver, cfg, checkpoint, metadata, new)
+
+        monkeypatch.setattr(cls, "get_tuple", hooked_get_tuple)
+        monkeypatch.setattr(cls, "aget_tuple", hooked_aget_tuple)
+        monkeypatch.setattr(cls, "put", hooked_put)
+        monkeypatch.setattr(cls, "aput", hooked_aput)
+
+
+async def test_an_application_write_in_the_window_stays_the_head(
+    store: Store, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seeded = await seed(store, bricked=1)
+    racer = seeded.of("bricked")[0]
+    async with application_saver(store, request) as app:
+        slow = SlowApplicationWrite(app, racer)
+        slow.patch(monkeypatch, type(store.saver))
+        report = await run_repair(store)
+        monkeypatch.undo()
+    assert slow.state == "stored"
+    head = await head_messages(store, racer)
+    assert head[-1].content == APP_MESSAGE
+    outcomes = {t.thread_id: t.outcome for t in report.threads}
+    assert outcomes[racer] == "superseded"
+    assert report.threads_repaired == len(seeded.broken) - 1
+    assert report.skipped["superseded"] == 1
+    assert report.checkpoints_written == len(seeded.broken)
+
+    again = await run_repair(store)
+    assert {t.thread_id for t in again.threads if t.outcome == "repaired"} == {racer}
+    repaired = await head_messages(store, racer)
+    assert_valid(repaired)
+    assert APP_MESSAGE in [m.content for m in repaired]
