@@ -4,7 +4,12 @@ several runs repairing one store at once (real savers, real processes)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+import json
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from subprocess import PIPE
 from typing import Any
 
 import pytest
@@ -12,11 +17,12 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair.stores.plan import RUN_KEY
 from tests.batch_runs import head_messages, run_repair
 from tests.oracle import assert_valid
-from tests.seeding import config, seed
+from tests.seeding import SUBGRAPH_HISTORY, config, put_in_namespace, seed
 from tests.stores import Store
 from tests.test_checkpointer_state import chat_graph
 
@@ -140,3 +146,64 @@ async def test_an_application_write_in_the_window_stays_the_head(
     repaired = await head_messages(store, racer)
     assert_valid(repaired)
     assert APP_MESSAGE in [m.content for m in repaired]
+
+
+BROKEN_THREADS = 300
+
+
+@contextlib.contextmanager
+def cli_store(kind: str, request: pytest.FixtureRequest) -> Iterator[tuple[str, Store]]:
+    """A real store as the CLI names it, and the same store for seeding and checking."""
+    if kind == "postgres":
+        uri = request.getfixturevalue("pg_uri")
+        with PostgresSaver.from_conn_string(uri) as saver:
+            saver.setup()
+            yield uri, Store(saver, is_async=False)
+    else:
+        path = request.getfixturevalue("tmp_path") / "threads.sqlite"
+        with SqliteSaver.from_conn_string(str(path)) as sqlite:
+            yield f"sqlite:///{path}", Store(sqlite, is_async=False)
+
+
+async def seed_broken(store: Store, count: int) -> list[str]:
+    """`count` threads whose head has a call answered by nothing."""
+    thread_ids = [f"race-{n:04}" for n in range(count)]
+    for thread_id in thread_ids:
+        await put_in_namespace(store, thread_id, "", SUBGRAPH_HISTORY)
+    return thread_ids
+
+
+def repair_command(target: str) -> list[str]:
+    return [sys.executable, "-m", "langgraph_checkpoint_repair.cli", "repair", target]
+
+
+def report_of(process: subprocess.Popen[str]) -> dict[str, Any]:
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    parsed: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return parsed
+
+
+def repairs_per_thread(saver: BaseCheckpointSaver[Any]) -> Counter[str]:
+    return Counter(
+        t.config["configurable"]["thread_id"] for t in saver.list(None) if RUN_KEY in t.metadata
+    )
+
+
+@pytest.mark.parametrize("kind", ["postgres", "sqlite"])
+async def test_two_runs_at_once_repair_each_thread_exactly_once(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    with cli_store(kind, request) as (target, store):
+        thread_ids = await seed_broken(store, BROKEN_THREADS)
+        command = [*repair_command(target), "--min-idle", "0", "--json"]
+        runs = [subprocess.Popen(command, stdout=PIPE, stderr=PIPE, text=True) for _ in "ab"]
+        reports = [report_of(run) for run in runs]
+        assert repairs_per_thread(store.saver) == {t: 1 for t in thread_ids}
+        for thread_id in thread_ids:
+            assert_valid(await head_messages(store, thread_id))
+    assert sum(r["threads_repaired"] for r in reports) == BROKEN_THREADS
+    for report in reports:
+        assert report["errors"] == []
+        left_alone = report["skipped"].get("claimed", 0) + report["skipped"].get("moved_on", 0)
+        assert report["threads_repaired"] + left_alone == report["threads_needing_repair"]
