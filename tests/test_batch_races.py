@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from subprocess import PIPE
 from typing import Any
 
@@ -207,3 +208,52 @@ async def test_two_runs_at_once_repair_each_thread_exactly_once(
         assert report["errors"] == []
         left_alone = report["skipped"].get("claimed", 0) + report["skipped"].get("moved_on", 0)
         assert report["threads_repaired"] + left_alone == report["threads_needing_repair"]
+
+
+APPLICATIONS = 3
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def start_application(target: str, stop: Path, seed: int, threads: list[str]) -> Any:
+    command = [sys.executable, "-m", "tests.app_writer", target, str(stop), str(seed), *threads]
+    return subprocess.Popen(command, stdout=PIPE, stderr=PIPE, text=True, cwd=ROOT)
+
+
+def wait_until_writing(app: Any, stop: Path) -> None:
+    if app.stdout.readline().strip() != "ready":
+        stop.touch()
+        pytest.fail(app.stderr.read())
+
+
+def written_by(app: Any) -> dict[str, list[str]]:
+    out, err = app.communicate(timeout=60)
+    assert app.returncode == 0, err
+    written: dict[str, list[str]] = json.loads(out.strip().splitlines()[-1])
+    return written
+
+
+@pytest.mark.parametrize("kind", ["postgres", "sqlite"])
+async def test_applications_writing_during_a_run_lose_no_message(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    stop = tmp_path / "stop"
+    with cli_store(kind, request) as (target, store):
+        thread_ids = await seed_broken(store, BROKEN_THREADS)
+        apps = [  # each its own threads: two writers of one thread would race each other
+            start_application(target, stop, n, thread_ids[n::APPLICATIONS])
+            for n in range(APPLICATIONS)
+        ]
+        for app in apps:
+            wait_until_writing(app, stop)
+        command = [*repair_command(target), "--min-idle", "0", "--json"]
+        try:
+            report = report_of(subprocess.Popen(command, stdout=PIPE, stderr=PIPE, text=True))
+        finally:
+            stop.touch()
+        written = [written_by(app) for app in apps]
+        for thread_id in thread_ids:
+            texts = [m.content for m in await head_messages(store, thread_id)]
+            for app_written in written:
+                mine = app_written.get(thread_id, [])
+                assert [t for t in texts if t in mine] == mine, thread_id
+    assert report["errors"] == []
