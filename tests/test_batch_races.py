@@ -7,8 +7,11 @@ import contextlib
 import json
 import subprocess
 import sys
+import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 from subprocess import PIPE
 from typing import Any
@@ -16,10 +19,14 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base.id import uuid6
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from langgraph_checkpoint_repair.batch import repair_threads
+from langgraph_checkpoint_repair.stores.ids import id_after
 from langgraph_checkpoint_repair.stores.plan import RUN_KEY
 from tests.batch_runs import head_messages, run_repair
 from tests.oracle import assert_valid
@@ -257,3 +264,31 @@ async def test_applications_writing_during_a_run_lose_no_message(
                 mine = app_written.get(thread_id, [])
                 assert [t for t in texts if t in mine] == mine, thread_id
     assert report["errors"] == []
+
+
+def test_a_repair_id_sorts_right_after_its_source_and_before_anything_later() -> None:
+    step = 3
+    for _ in range(200):
+        source = str(uuid6(clock_seq=step))
+        repair = id_after(source, step)
+        later = str(uuid6(clock_seq=step))
+        assert source < repair < later
+        assert (uuid.UUID(repair).version, uuid.UUID(repair).variant) == (6, uuid.RFC_4122)
+    assert id_after("1f0a0000-0000-6000-bfff-ffffffffffff", 1) == (
+        "1f0a0000-0000-6001-8000-000000000000"
+    )
+    assert id_after(id_after(source, step), step) > id_after(source, step)
+    assert id_after("not-a-uuid", step) > "1"
+
+
+async def test_two_runs_at_once_on_any_saver_leave_one_repair_per_thread() -> None:
+    store = Store(InMemorySaver(), is_async=False)
+    thread_ids = await seed_broken(store, 60)
+    settings: dict[str, Any] = {"min_idle": timedelta(0), "concurrency": 4}
+    with ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(repair_threads, store.saver, **settings) for _ in "ab"]
+        reports = [run.result() for run in runs]
+    assert repairs_per_thread(store.saver) == {t: 1 for t in thread_ids}
+    assert sum(r.threads_repaired for r in reports) >= len(thread_ids)
+    for thread_id in thread_ids:
+        assert_valid(await head_messages(store, thread_id))
