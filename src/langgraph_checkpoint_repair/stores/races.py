@@ -29,6 +29,16 @@ class Stored:
     """The run named in its metadata, when a repair run wrote it."""
 
 
+def thread_key(assessment: Assessment) -> tuple[str, str]:
+    """(thread id, namespace): the parameters of a head query."""
+    return (assessment.thread_id, assessment.checkpoint_ns)
+
+
+def sibling_key(assessment: Assessment, new: NewCheckpoint) -> tuple[str, str, str, str]:
+    """The parameters of a query for the repair's siblings: other children of its source."""
+    return (*thread_key(assessment), assessment.checkpoint_id, new.checkpoint_id)
+
+
 def head_moved(
     head_id: str | None, assessment: Assessment, new: NewCheckpoint
 ) -> WriteOutcome | None:

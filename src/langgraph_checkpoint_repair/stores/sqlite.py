@@ -23,7 +23,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from .base import Head, Selection
 from .generic import AsyncGenericStore, GenericStore
 from .plan import Assessment, NewCheckpoint
-from .races import WriteOutcome, head_moved
+from .races import WriteOutcome, head_moved, sibling_key, thread_key
 
 HEADS_SQL = """
 SELECT thread_id, checkpoint_ns, MAX(checkpoint_id)
@@ -41,14 +41,6 @@ WHERE thread_id = ? AND checkpoint_ns = ? AND parent_checkpoint_id = ? AND check
 
 def _selected(rows: list[Any], selection: Selection) -> list[Head]:
     return [Head(str(t), str(ns), str(cid)) for t, ns, cid in rows if selection.takes(str(t))]
-
-
-def _head_key(assessment: Assessment) -> tuple[str, str]:
-    return (assessment.thread_id, assessment.checkpoint_ns)
-
-
-def _sibling_key(assessment: Assessment, new: NewCheckpoint) -> tuple[str, str, str, str]:
-    return (*_head_key(assessment), assessment.checkpoint_id, new.checkpoint_id)
 
 
 def _put_args(new: NewCheckpoint) -> tuple[Any, ...]:
@@ -92,7 +84,7 @@ class SqliteStore(GenericStore):
                 raise
             self._end("COMMIT")
         with self.lock:
-            siblings = self.conn.execute(SIBLINGS_SQL, _sibling_key(assessment, new)).fetchone()
+            siblings = self.conn.execute(SIBLINGS_SQL, sibling_key(assessment, new)).fetchone()
         return "superseded" if siblings[0] else "repaired"
 
     def _begin(self, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome | None:
@@ -103,7 +95,7 @@ class SqliteStore(GenericStore):
             self.conn.execute("BEGIN IMMEDIATE")
             moved: WriteOutcome | None = "moved_on"
             try:
-                row = self.conn.execute(HEAD_ID_SQL, _head_key(assessment)).fetchone()
+                row = self.conn.execute(HEAD_ID_SQL, thread_key(assessment)).fetchone()
                 moved = head_moved(row[0], assessment, new)
             finally:
                 if moved is not None:
@@ -153,7 +145,7 @@ class AsyncSqliteStore(AsyncGenericStore):
                 await self._end("ROLLBACK")
                 raise
             await self._end("COMMIT")
-        siblings = await self._all(SIBLINGS_SQL, _sibling_key(assessment, new))
+        siblings = await self._all(SIBLINGS_SQL, sibling_key(assessment, new))
         return "superseded" if siblings[0][0] else "repaired"
 
     async def _all(self, query: str, params: tuple[Any, ...]) -> list[Any]:
@@ -167,7 +159,7 @@ class AsyncSqliteStore(AsyncGenericStore):
             await self.conn.execute("BEGIN IMMEDIATE")
             moved: WriteOutcome | None = "moved_on"
             try:
-                cursor = await self.conn.execute(HEAD_ID_SQL, _head_key(assessment))
+                cursor = await self.conn.execute(HEAD_ID_SQL, thread_key(assessment))
                 row = await cursor.fetchone()
                 moved = head_moved(row[0], assessment, new)
             finally:

@@ -15,7 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 from ..base import Head, RepairEntry, Selection
 from ..generic import AsyncGenericStore
 from ..plan import Assessment, NewCheckpoint
-from ..races import WriteOutcome, head_moved
+from ..races import WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
 
 
@@ -86,18 +86,18 @@ class AsyncPostgresStore(AsyncGenericStore):
             await conn.execute(sql.RECORD_REPAIR_SQL, sql.repair_row(run_id, assessment, new))
             saver = AsyncPostgresSaver(conn, serde=self.saver.serde)
             await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
-        siblings = await self._rows(sql.SIBLINGS_SQL, sql.sibling_key(assessment, new))
+        siblings = await self._rows(sql.SIBLINGS_SQL, sibling_key(assessment, new))
         return "superseded" if siblings[0][0] else "repaired"
 
     async def _claim(
         self, conn: AsyncConnection[Any], assessment: Assessment, new: NewCheckpoint
     ) -> WriteOutcome | None:
         async with conn.cursor(row_factory=tuple_row) as cursor:
-            await cursor.execute(sql.CLAIM_SQL, sql.claim_key(*sql.head_key(assessment)))
+            await cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(assessment)))
             taken = await cursor.fetchone()
             if not (taken and taken[0]):
                 return "claimed"
-            await cursor.execute(sql.HEAD_ID_SQL, sql.head_key(assessment))
+            await cursor.execute(sql.HEAD_ID_SQL, thread_key(assessment))
             head = await cursor.fetchone()
         return head_moved(None if head is None else head[0], assessment, new)
 

@@ -136,14 +136,6 @@ def claim_key(thread_id: str, checkpoint_ns: str) -> tuple[int, int]:
     return CLAIM_LOCK_CLASS, int.from_bytes(digest[:4], "big", signed=True)
 
 
-def head_key(assessment: Assessment) -> tuple[str, str]:
-    return (assessment.thread_id, assessment.checkpoint_ns)
-
-
-def sibling_key(assessment: Assessment, new: NewCheckpoint) -> tuple[str, str, str, str]:
-    return (*head_key(assessment), assessment.checkpoint_id, new.checkpoint_id)
-
-
 def repair_row(run_id: str, assessment: Assessment, new: NewCheckpoint) -> tuple[Any, ...]:
     actions = {name: [a.to_dict() for a in acts] for name, acts in assessment.actions.items()}
     return (

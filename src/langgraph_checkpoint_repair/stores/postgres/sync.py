@@ -15,7 +15,7 @@ from psycopg_pool import ConnectionPool
 from ..base import Head, RepairEntry, Selection
 from ..generic import GenericStore
 from ..plan import Assessment, NewCheckpoint
-from ..races import WriteOutcome, head_moved
+from ..races import WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
 
 
@@ -85,7 +85,7 @@ class PostgresStore(GenericStore):
             conn.execute(sql.RECORD_REPAIR_SQL, sql.repair_row(run_id, assessment, new))
             saver = PostgresSaver(conn, serde=self.saver.serde)  # writes inside the transaction
             saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
-        siblings = self._rows(sql.SIBLINGS_SQL, sql.sibling_key(assessment, new))
+        siblings = self._rows(sql.SIBLINGS_SQL, sibling_key(assessment, new))
         return "superseded" if siblings[0][0] else "repaired"
 
     def _claim(
@@ -94,11 +94,11 @@ class PostgresStore(GenericStore):
         """None once this transaction holds the thread's lock and the head is still the
         repair's source; otherwise why the thread is left alone."""
         with conn.cursor(row_factory=tuple_row) as cursor:
-            taken = cursor.execute(sql.CLAIM_SQL, sql.claim_key(*sql.head_key(assessment)))
+            taken = cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(assessment)))
             row = taken.fetchone()
             if not (row and row[0]):
                 return "claimed"
-            head = cursor.execute(sql.HEAD_ID_SQL, sql.head_key(assessment)).fetchone()
+            head = cursor.execute(sql.HEAD_ID_SQL, thread_key(assessment)).fetchone()
         return head_moved(None if head is None else head[0], assessment, new)
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
