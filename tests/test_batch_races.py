@@ -16,6 +16,7 @@ from pathlib import Path
 from subprocess import PIPE
 from typing import Any
 
+import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -28,6 +29,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.stores.ids import id_after
 from langgraph_checkpoint_repair.stores.plan import RUN_KEY
+from langgraph_checkpoint_repair.stores.postgres.base import claim_key
 from tests.batch_runs import head_messages, run_repair
 from tests.oracle import assert_valid
 from tests.seeding import SUBGRAPH_HISTORY, config, put_in_namespace, seed
@@ -292,3 +294,22 @@ async def test_two_runs_at_once_on_any_saver_leave_one_repair_per_thread() -> No
     assert sum(r.threads_repaired for r in reports) >= len(thread_ids)
     for thread_id in thread_ids:
         assert_valid(await head_messages(store, thread_id))
+
+
+async def test_a_thread_another_run_holds_is_skipped_as_claimed_on_postgres(pg_uri: str) -> None:
+    with PostgresSaver.from_conn_string(pg_uri) as saver:
+        saver.setup()
+        store = Store(saver, is_async=False)
+        thread_ids = await seed_broken(store, 3)
+        held = thread_ids[1]
+        with psycopg.connect(pg_uri, autocommit=True) as other_run:
+            other_run.execute("SELECT pg_advisory_lock(%s, %s)", claim_key(held, ""))
+            report = await run_repair(store)
+        assert {t.thread_id: t.outcome for t in report.threads} == {
+            thread_ids[0]: "repaired",
+            held: "claimed",
+            thread_ids[2]: "repaired",
+        }
+        assert repairs_per_thread(store.saver) == {thread_ids[0]: 1, thread_ids[2]: 1}
+        assert (await run_repair(store)).threads_repaired == 1
+        assert repairs_per_thread(store.saver) == {t: 1 for t in thread_ids}
