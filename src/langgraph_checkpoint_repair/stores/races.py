@@ -34,9 +34,15 @@ def thread_key(assessment: Assessment) -> tuple[str, str]:
     return (assessment.thread_id, assessment.checkpoint_ns)
 
 
-def sibling_key(assessment: Assessment, new: NewCheckpoint) -> tuple[str, str, str, str]:
-    """The parameters of a query for the repair's siblings: other children of its source."""
-    return (*thread_key(assessment), assessment.checkpoint_id, new.checkpoint_id)
+def sibling_key(assessment: Assessment, new: NewCheckpoint) -> dict[str, str]:
+    """The parameters of a query for the repair's siblings: other children of its source
+    (all newer than the source, so an index range over the few newest checkpoints)."""
+    return {
+        "thread_id": assessment.thread_id,
+        "checkpoint_ns": assessment.checkpoint_ns,
+        "source": assessment.checkpoint_id,
+        "repair": new.checkpoint_id,
+    }
 
 
 def head_moved(

@@ -36,7 +36,8 @@ LIMIT ?
 HEAD_ID_SQL = "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
 SIBLINGS_SQL = """
 SELECT count(*) FROM checkpoints
-WHERE thread_id = ? AND checkpoint_ns = ? AND parent_checkpoint_id = ? AND checkpoint_id <> ?"""
+WHERE thread_id = :thread_id AND checkpoint_ns = :checkpoint_ns AND checkpoint_id > :source
+    AND parent_checkpoint_id = :source AND checkpoint_id <> :repair"""
 
 
 def _selected(rows: list[Any], selection: Selection) -> list[Head]:
@@ -148,7 +149,7 @@ class AsyncSqliteStore(AsyncGenericStore):
         siblings = await self._all(SIBLINGS_SQL, sibling_key(assessment, new))
         return "superseded" if siblings[0][0] else "repaired"
 
-    async def _all(self, query: str, params: tuple[Any, ...]) -> list[Any]:
+    async def _all(self, query: str, params: Any) -> list[Any]:
         async with self.lock:
             cursor = await self.conn.execute(query, params)
             return list(await cursor.fetchall())

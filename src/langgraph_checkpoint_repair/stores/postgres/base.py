@@ -53,7 +53,9 @@ SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = %s AND checkpoint_n
 CLAIM_SQL = "SELECT pg_try_advisory_xact_lock(%s, %s)"
 SIBLINGS_SQL = """
 SELECT count(*) FROM checkpoints
-WHERE thread_id = %s AND checkpoint_ns = %s AND parent_checkpoint_id = %s AND checkpoint_id <> %s"""
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+    AND checkpoint_id > %(source)s AND parent_checkpoint_id = %(source)s
+    AND checkpoint_id <> %(repair)s"""
 BEGIN_RUN_SQL = """
 INSERT INTO langgraph_repair_runs (run_id, command, arguments) VALUES (%s, %s, %s)
 ON CONFLICT (run_id) DO NOTHING"""
