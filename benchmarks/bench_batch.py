@@ -9,7 +9,15 @@ each, then measures in the same run:
 - `scan` (repair_threads, dry run) and `repair`;
 - peak Python memory of `scan` on a store of N/10 threads and of N threads.
 
-    python benchmarks/bench_batch.py [--threads 20000] [--postgres postgresql://...]
+Then a store of delta-channel threads (default 5,000; `messages` a `DeltaChannel`
+as in deep agents, 40 messages written by a real graph in 10 updates, a snapshot
+every 5, 2% broken): `scan` against loading every thread the way LangGraph does
+(`get_state` with the raw saver: the head, then its ancestors' writes replayed)
+and checking it with the engine; and the scan's peak memory at N/5 (a page of
+1,000 heads) and N.
+
+    python benchmarks/bench_batch.py [--threads 20000] [--delta-threads 5000]
+                                     [--only plain|delta] [--postgres postgresql://...]
 """
 
 from __future__ import annotations
@@ -22,16 +30,21 @@ import tracemalloc
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
 import ormsgpack
 import psycopg
 from bench_engine import make_history
+from langchain_core.messages import AnyMessage
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import _messages_delta_reducer
 from psycopg.rows import dict_row
+from typing_extensions import TypedDict
 
 from langgraph_checkpoint_repair import repair_messages
 from langgraph_checkpoint_repair.batch import repair_threads
@@ -159,23 +172,117 @@ def peak_scan_memory(uri: str) -> int:
     return peak
 
 
+class DeltaState(TypedDict):
+    messages: Annotated[
+        list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=5)
+    ]
+
+
+def delta_graph(saver: PostgresSaver) -> Any:
+    builder = StateGraph(DeltaState)
+    builder.add_node("chat", lambda state: {})
+    builder.add_edge(START, "chat")
+    builder.add_edge("chat", END)
+    return builder.compile(checkpointer=saver)
+
+
+def thread_config(thread_id: str) -> Any:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def seed_delta(uri: str, threads: int) -> list[str]:
+    """`threads` delta threads: copies, in SQL, of a clean and a broken template thread
+    that a real graph wrote in 10 updates. Returns the thread ids."""
+    with PostgresSaver.from_conn_string(uri) as saver:
+        saver.setup()
+        graph = delta_graph(saver)
+        for broken in (False, True):
+            history = make_history(MESSAGES, 7 if broken else None)
+            for start in range(0, MESSAGES, 4):
+                update = {"messages": history[start : start + 4]}
+                graph.update_state(thread_config(f"template-{broken}"), update, as_node="chat")
+    ids = [f"thread-{n:07}" for n in range(threads)]
+    with psycopg.connect(uri, autocommit=True) as conn:
+        for table, columns in DELTA_TABLES.items():
+            conn.execute(
+                f"INSERT INTO {table} (thread_id, {columns}) "
+                f"SELECT 'thread-' || lpad(n::text, 7, '0'), {columns} FROM {table}, "
+                f"generate_series(0, %s - 1) AS n WHERE thread_id = "
+                f"CASE WHEN n %% {BROKEN_EVERY} = 0 THEN 'template-True' ELSE 'template-False' END",
+                (threads,),
+            )
+        for table in DELTA_TABLES:
+            conn.execute(f"DELETE FROM {table} WHERE thread_id LIKE 'template-%'")
+        conn.execute("ANALYZE")
+    return ids
+
+
+WRITE_COLUMNS = "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob"
+DELTA_TABLES = {
+    "checkpoints": "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata",
+    "checkpoint_blobs": "checkpoint_ns, channel, version, type, blob",
+    "checkpoint_writes": WRITE_COLUMNS,
+}
+
+
+def langgraph_loads(saver: PostgresSaver, thread_ids: list[str]) -> int:
+    """What reading each thread through LangGraph costs: `get_state`, then the engine."""
+    graph = delta_graph(saver)
+    return sum(
+        repair_messages(graph.get_state(thread_config(t)).values["messages"]).changed
+        for t in thread_ids
+    )
+
+
+def delta_main(uri: str, threads: int) -> None:
+    with schema(uri) as small, schema(uri) as big:
+        seed_delta(small, threads // 5)
+        started = time.perf_counter()
+        thread_ids = seed_delta(big, threads)
+        print(f"\nseeded {threads:,} delta threads in {time.perf_counter() - started:.1f}s")
+        now = timedelta(0)
+        with PostgresSaver.from_conn_string(big) as saver:
+            scan_seconds, scan = timed(lambda: repair_threads(saver, dry_run=True, min_idle=now))
+            load_seconds, broken = timed(lambda: langgraph_loads(saver, thread_ids))
+        assert scan.threads_scanned == threads
+        assert broken == scan.threads_needing_repair == len(range(0, threads, BROKEN_EVERY))
+        small_peak, big_peak = peak_scan_memory(small), peak_scan_memory(big)
+    print(f"delta heads: {threads:,}, broken: {broken:,}")
+    print(f"{'':<28}{'seconds':>10}{'vs scan':>16}")
+    for label, seconds in (("scan", scan_seconds), ("LangGraph load per thread", load_seconds)):
+        print(f"{label:<28}{seconds:>10.2f}{seconds / scan_seconds:>15.2f}x")
+    print(
+        f"delta scan peak memory: {small_peak / 2**20:.1f} MiB at {threads // 5:,} threads, "
+        f"{big_peak / 2**20:.1f} MiB at {threads:,} ({big_peak / small_peak:.2f}x)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=20_000)
+    parser.add_argument("--delta-threads", type=int, default=5_000)
+    parser.add_argument("--only", choices=["plain", "delta"])
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
     args = parser.parse_args()
-    with schema(args.postgres) as small, schema(args.postgres) as big:
-        seed(small, args.threads // 10)
+    if args.only != "delta":
+        plain_main(args.postgres, args.threads)
+    if args.only != "plain":
+        delta_main(args.postgres, args.delta_threads)
+
+
+def plain_main(uri: str, threads: int) -> None:
+    with schema(uri) as small, schema(uri) as big:
+        seed(small, threads // 10)
         started = time.perf_counter()
-        seed(big, args.threads)
-        print(f"seeded {args.threads:,} threads in {time.perf_counter() - started:.1f}s")
+        seed(big, threads)
+        print(f"seeded {threads:,} threads in {time.perf_counter() - started:.1f}s")
         raw_seconds, heads = timed(lambda: raw_bound(big))
         now = timedelta(0)
         with PostgresSaver.from_conn_string(big) as saver:
             scan_seconds, scan = timed(lambda: repair_threads(saver, dry_run=True, min_idle=now))
             naive_seconds, naive_broken = timed(lambda: naive_walk(saver))
             repair_seconds, repaired = timed(lambda: repair_threads(saver, min_idle=now))
-        assert heads == scan.threads_scanned == args.threads
+        assert heads == scan.threads_scanned == threads
         assert naive_broken == scan.threads_needing_repair == repaired.threads_repaired
         small_peak, big_peak = peak_scan_memory(small), peak_scan_memory(big)
     print(f"heads: {heads:,}, broken: {scan.threads_needing_repair:,}")
@@ -184,7 +291,7 @@ def main() -> None:
                            ("repair", repair_seconds), ("naive walk", naive_seconds)):  # fmt: skip
         print(f"{label:<28}{seconds:>10.2f}{seconds / raw_seconds:>15.2f}x")
     print(f"naive walk / scan: {naive_seconds / scan_seconds:.1f}x faster")
-    small_size, big_size = f"{args.threads // 10:,} threads", f"{args.threads:,}"
+    small_size, big_size = f"{threads // 10:,} threads", f"{threads:,}"
     print(
         f"scan peak memory: {small_peak / 2**20:.1f} MiB at {small_size}, "
         f"{big_peak / 2**20:.1f} MiB at {big_size} ({big_peak / small_peak:.2f}x)"

@@ -1,8 +1,14 @@
-"""Load cost of `PatchingCheckpointer.get_tuple` against the raw saver's.
+"""Load cost of `PatchingCheckpointer` against the raw saver's.
 
 Seeds threads of 10, 100 and 1000 messages (clean, and with one dangling call)
 in a SQLite file and in PostgreSQL, then times `get_tuple` through the wrapper
 and through the raw saver, interleaved in one run, and prints wrapped/raw.
+
+Then a delta-channel thread of 1000 messages (`messages` a `DeltaChannel`, as in
+deep agents, snapshotted every 50 updates, the head 40 updates past its last
+snapshot), clean and with one dangling call: a load there is what LangGraph does
+to read a state (`graph.get_state`: the head, then the ancestors' writes replayed),
+so that is what is timed, wrapped against raw.
 
     python benchmarks/bench_load.py [--postgres postgresql://...] [--rounds 200]
 """
@@ -18,13 +24,18 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from bench_batch import schema
 from bench_engine import make_history
+from langchain_core.messages import AnyMessage
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import _messages_delta_reducer
+from typing_extensions import TypedDict
 
 from langgraph_checkpoint_repair import PatchingCheckpointer
 
@@ -75,6 +86,39 @@ def postgres_saver(uri: str) -> Iterator[BaseCheckpointSaver[Any]]:
         yield saver
 
 
+class DeltaState(TypedDict):
+    messages: Annotated[
+        list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=50)
+    ]
+
+
+def delta_graph(saver: BaseCheckpointSaver[Any]) -> Any:
+    builder = StateGraph(DeltaState)
+    builder.add_node("chat", lambda state: {})
+    builder.add_edge(START, "chat")
+    builder.add_edge("chat", END)
+    return builder.compile(checkpointer=saver)
+
+
+def seed_delta(saver: BaseCheckpointSaver[Any], broken: bool) -> Any:
+    """A delta thread of 1000 messages written in 90 updates of about 11 each."""
+    history = make_history(990, 3 if broken else None)
+    graph, config = delta_graph(saver), {"configurable": {"thread_id": uuid.uuid4().hex}}
+    for start in range(0, len(history), 11):
+        graph.update_state(config, {"messages": history[start : start + 11]}, as_node="chat")
+    return config
+
+
+def compare_delta(saver: BaseCheckpointSaver[Any], config: Any, rounds: int) -> float:
+    """Median wrapped `get_state` over median raw `get_state`, alternating the order."""
+    raw, wrapped = delta_graph(saver), delta_graph(PatchingCheckpointer(saver))
+    times: dict[Any, list[float]] = {raw: [], wrapped: []}
+    for n in range(rounds):
+        for graph in (raw, wrapped) if n % 2 else (wrapped, raw):
+            times[graph].append(seconds(functools.partial(graph.get_state, config)))
+    return statistics.median(times[wrapped]) / statistics.median(times[raw])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
@@ -91,6 +135,12 @@ def main() -> None:
                 clean = compare(saver, seed(saver, size, broken=False), args.rounds)
                 broken = compare(saver, seed(saver, size, broken=True), args.rounds)
                 print(f"{name:<10}{size:>10}{clean:>20.3f}{broken:>20.3f}")
+    print(f"\n{'delta':<10}{'messages':>10}{'clean wrapped/raw':>20}{'broken wrapped/raw':>20}")
+    for name, open_saver in stores.items():
+        with open_saver() as saver:
+            clean = compare_delta(saver, seed_delta(saver, broken=False), args.rounds)
+            broken = compare_delta(saver, seed_delta(saver, broken=True), args.rounds)
+            print(f"{name:<10}{990:>10}{clean:>20.3f}{broken:>20.3f}")
 
 
 if __name__ == "__main__":

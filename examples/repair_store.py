@@ -1,6 +1,6 @@
 """Repair a whole store with `langgraph-repair`, on the quickstart's SQLite file.
 
-Bricks three more threads the way production threads get bricked, then runs
+Bricks three new threads (new ones on every run) the way production threads get bricked, then runs
 the commands an operator would: scan, repair, repair again (nothing left to
 do), undo that run (append-only), and repair once more.
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import sys
 import warnings
@@ -43,6 +44,13 @@ def brick(saver: SqliteSaver, thread_id: str) -> None:
         graph.invoke({"messages": [HumanMessage("Forget it.")]}, config)
 
 
+def fresh_thread_ids(saver: SqliteSaver, count: int) -> list[str]:
+    """Thread ids not used yet, so running the example again bricks new threads."""
+    taken = {tup.config["configurable"]["thread_id"] for tup in saver.list(None)}
+    candidates = (f"ticket-{n}" for n in itertools.count())
+    return list(itertools.islice((c for c in candidates if c not in taken), count))
+
+
 def run(*argv: str) -> dict[str, Any]:
     """Run one command as an operator would; return its --json report, if any."""
     print(f"\n$ langgraph-repair {' '.join(argv)}")
@@ -59,8 +67,8 @@ def main() -> None:
     if not path.exists():
         sys.exit(f"{path} not found: run examples/quickstart.py first")
     with SqliteSaver.from_conn_string(str(path)) as saver:
-        for n in range(3):
-            brick(saver, f"ticket-{n}")
+        for thread_id in fresh_thread_ids(saver, 3):
+            brick(saver, thread_id)
     target = f"sqlite:///{path}"
     run("scan", target, "--min-idle", "0")
     repaired = run("repair", target, "--min-idle", "0", "--json")

@@ -16,6 +16,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from tests import memory_target
+from tests.seeding import Seeded, seed
 from tests.stores import Store
 
 POSTGRES_URI = os.environ.get("TEST_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/test")
@@ -78,3 +80,36 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         async with AsyncPostgresSaver.from_conn_string(uri) as apg:
             await apg.setup()
             yield Store(apg, is_async=True)
+
+
+# Seeded stores named as the command line names them (TARGET strings).
+
+
+@pytest.fixture
+async def sqlite_target(tmp_path: Path) -> tuple[str, Seeded]:
+    path = tmp_path / "threads.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        seeded = await seed(Store(saver, is_async=False))
+    return f"sqlite:///{path}", seeded
+
+
+@pytest.fixture
+async def postgres_target(pg_uri: str) -> tuple[str, Seeded]:
+    with PostgresSaver.from_conn_string(pg_uri) as saver:
+        saver.setup()
+        seeded = await seed(Store(saver, is_async=False))
+    return pg_uri, seeded
+
+
+@pytest.fixture
+async def memory_target_seeded() -> tuple[str, Seeded]:
+    memory_target.SAVER.storage.clear()
+    memory_target.SAVER.writes.clear()
+    memory_target.SAVER.blobs.clear()
+    seeded = await seed(Store(memory_target.SAVER, is_async=False))
+    return "tests.memory_target:saver", seeded
+
+
+@pytest.fixture(params=["sqlite_target", "postgres_target", "memory_target_seeded"])
+def target(request: pytest.FixtureRequest) -> tuple[str, Seeded]:
+    return request.getfixturevalue(request.param)  # type: ignore[no-any-return]

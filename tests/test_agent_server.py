@@ -85,6 +85,34 @@ def test_bricked_thread_runs_again_after_a_restart_with_our_line(
     assert tool_runs(workdir) == []
 
 
+def test_bricked_deep_agent_thread_runs_again_with_our_line(
+    app: tuple[Path, dict[str, str]],
+) -> None:
+    """A deep agent's `messages` is a delta channel; a reused `call_0` abandoned after an
+    approval slips past deepagents' own patching and bricks the thread."""
+    workdir, env = app
+    graphs = {"deep_agent": "./graph.py:deep_agent"}
+    approve = {"resume": {"decisions": [{"type": "approve"}]}}
+    rome = {"messages": [{"role": "user", "content": "weather in Rome?"}]}
+    with agent_server(workdir, RAW_LINE, env, graphs=graphs) as raw:
+        thread_id = new_thread(raw)
+        run(raw, thread_id, "deep_agent", input=WEATHER)
+        assert "__error__" not in run(raw, thread_id, "deep_agent", command=approve)
+        run(raw, thread_id, "deep_agent", input=rome)
+        for message in (MOVE_ON, HELLO):
+            failed = run(raw, thread_id, "deep_agent", input=message)
+            assert "tool calls without results" in str(failed.get("__error__")), failed
+
+    with agent_server(workdir, OUR_LINE, env, graphs=graphs) as server:
+        worked = run(server, thread_id, "deep_agent", input=HELLO)
+        assert "__error__" not in worked, worked
+        messages = history(server, thread_id)
+        assert messages[-1]["content"] == "Hello again."
+        assert_valid(convert_to_messages(messages))
+        assert [m["tool_call_id"] for m in synthetic(messages)] == ["call_0"]
+    assert tool_runs(workdir) == ["get_weather"]
+
+
 def test_thread_interrupted_under_our_line_fails_once_then_works(
     app: tuple[Path, dict[str, str]],
 ) -> None:

@@ -17,13 +17,11 @@ from typing import Any
 import psycopg
 import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair.cli import main
 from langgraph_checkpoint_repair.stores.plan import RUN_KEY
-from tests import memory_target
 from tests.oracle import assert_valid
-from tests.seeding import Seeded, brick, config, seed
+from tests.seeding import Seeded, brick, config
 from tests.stores import Store
 
 RUN_KEYS = [
@@ -48,36 +46,6 @@ def run(*argv: str) -> tuple[int, str]:
 def last_json(output: str) -> dict[str, Any]:
     parsed: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
     return parsed
-
-
-@pytest.fixture
-async def sqlite_target(tmp_path: Path) -> tuple[str, Seeded]:
-    path = tmp_path / "threads.sqlite"
-    with SqliteSaver.from_conn_string(str(path)) as saver:
-        seeded = await seed(Store(saver, is_async=False))
-    return f"sqlite:///{path}", seeded
-
-
-@pytest.fixture
-async def postgres_target(pg_uri: str) -> tuple[str, Seeded]:
-    with PostgresSaver.from_conn_string(pg_uri) as saver:
-        saver.setup()
-        seeded = await seed(Store(saver, is_async=False))
-    return pg_uri, seeded
-
-
-@pytest.fixture
-async def memory_target_seeded() -> tuple[str, Seeded]:
-    memory_target.SAVER.storage.clear()
-    memory_target.SAVER.writes.clear()
-    memory_target.SAVER.blobs.clear()
-    seeded = await seed(Store(memory_target.SAVER, is_async=False))
-    return "tests.memory_target:saver", seeded
-
-
-@pytest.fixture(params=["sqlite_target", "postgres_target", "memory_target_seeded"])
-def target(request: pytest.FixtureRequest) -> tuple[str, Seeded]:
-    return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
 
 
 def test_scan_lists_broken_threads_and_writes_nothing(target: tuple[str, Seeded]) -> None:

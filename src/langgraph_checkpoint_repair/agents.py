@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import RemoveMessage
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from .engine import RepairPolicy, repair_messages
 
@@ -29,7 +28,8 @@ class RepairToolCallsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Repairs the agent's history in `before_model`, so the model never sees a broken one.
 
     `create_agent(model, tools, middleware=[RepairToolCallsMiddleware()])`.
-    The repaired list replaces the state's messages (a `before_model` update is
+    The repaired list replaces the state's messages (an `Overwrite`, which
+    delta channels such as deep agents' honour too; a `before_model` update is
     stored), so the fix persists with the next checkpoint; a clean history is
     left alone. Nothing is in flight before a model call, so every unanswered
     call is answered.
@@ -43,7 +43,7 @@ class RepairToolCallsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         result = repair_messages(state["messages"], policy=self.policy)
         if not result.changed:
             return None
-        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *result.messages]}
+        return {"messages": Overwrite(result.messages)}
 
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]

@@ -2,11 +2,15 @@
 
     postgresql://user@host/db   PostgresSaver / AsyncPostgresSaver (a pool)
     sqlite:///path/to/file      SqliteSaver / AsyncSqliteSaver
-    package.module:attr         a saver, or a callable returning a saver or a
-                                (async) context manager yielding one
+    package.module:attr         a saver, or a callable (plain or `async def`)
+                                returning a saver or a (async) context
+                                manager yielding one
 
 Opening checks what it can before anything is written: the server answers,
-the file exists and is a SQLite database, LangGraph's tables are there.
+the file exists and is a SQLite database, LangGraph's tables are there, the
+optional extra is installed, the factory imports and runs. Every failure is a
+`TargetError` with a one-line message. `open_saver` refuses an async factory
+(`AsyncFactory`) before calling it, so the caller can use `aopen_saver`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,15 @@ class TargetError(Exception):
     """A TARGET that cannot be opened; the message is one line meant for a person."""
 
 
+class AsyncFactory(TargetError):
+    """A `module:attr` factory that must be awaited or entered with `async with`:
+    `open_saver` refuses it before calling anything; `aopen_saver` opens it."""
+
+
+SYNC_API = ("get_tuple", "list", "put")
+ASYNC_API = ("aget_tuple", "alist", "aput")
+
+
 @dataclass(frozen=True)
 class Target:
     kind: Literal["postgres", "sqlite", "factory"]
@@ -44,6 +57,11 @@ def parse_target(text: str) -> Target:
         return Target("sqlite", path)
     module, _, attr = text.partition(":")
     if "://" not in text and module and attr.isidentifier():
+        if "/" in module or "\\" in module or module.endswith(".py"):
+            raise TargetError(
+                f"{module!r} is a file path: name the module as Python imports it "
+                "(e.g. my_app.savers:make_saver), with its folder on PYTHONPATH"
+            )
         return Target("factory", text)
     raise TargetError(
         f"unknown target {text!r}: use postgresql://..., sqlite:///path or module:attr"
@@ -62,7 +80,8 @@ def open_saver(
         with _postgres_saver(target.location, pool_size, setup, gentle) as saver:
             yield saver
     elif target.kind == "sqlite":
-        from langgraph.checkpoint.sqlite import SqliteSaver
+        with _needs_extra("sqlite"):
+            from langgraph.checkpoint.sqlite import SqliteSaver
 
         _check_sqlite(target.location, setup)
         conn = sqlite3.connect(target.location, check_same_thread=False)
@@ -88,8 +107,9 @@ async def aopen_saver(
         async with _apostgres_saver(target.location, pool_size, setup) as saver:
             yield saver
     elif target.kind == "sqlite":
-        import aiosqlite
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+        with _needs_extra("sqlite"):
+            import aiosqlite
+            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         _check_sqlite(target.location, setup)
         async with aiosqlite.connect(target.location) as conn:
@@ -102,7 +122,27 @@ async def aopen_saver(
             yield saver
 
 
+@contextlib.contextmanager
+def _needs_extra(extra: str) -> Iterator[None]:
+    """Turn a missing optional dependency into a one-line hint (wraps imports only)."""
+    try:
+        yield
+    except ImportError as error:
+        raise TargetError(
+            f"{extra} targets need the {extra} extra: "
+            f"pip install 'langgraph-checkpoint-repair[{extra}]' ({error})"
+        ) from None
+
+
 def _check_sqlite(path: str, create: bool) -> None:
+    try:
+        _check_sqlite_file(path, create)
+    except OSError as error:
+        shown = path if len(path) <= 80 else f"{path[:60]}...{path[-16:]}"
+        raise TargetError(f"cannot open SQLite file {shown}: {error.strerror or error}") from None
+
+
+def _check_sqlite_file(path: str, create: bool) -> None:
     if not Path(path).exists():
         if create:
             return
@@ -117,7 +157,8 @@ def _check_sqlite(path: str, create: bool) -> None:
 
 
 def _check_postgres(uri: str, create: bool) -> None:
-    import psycopg
+    with _needs_extra("postgres"):
+        import psycopg
 
     try:
         with psycopg.connect(uri, connect_timeout=10, autocommit=True) as conn:
@@ -141,9 +182,10 @@ def _gentle(conn: Any) -> None:
 def _postgres_saver(
     uri: str, pool_size: int, setup: bool, gentle: bool
 ) -> Iterator[BaseCheckpointSaver[Any]]:
-    from langgraph.checkpoint.postgres import PostgresSaver
-    from psycopg.rows import dict_row
-    from psycopg_pool import ConnectionPool
+    with _needs_extra("postgres"):
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
 
     _check_postgres(uri, setup)
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
@@ -159,9 +201,10 @@ def _postgres_saver(
 async def _apostgres_saver(
     uri: str, pool_size: int, setup: bool
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-    from psycopg.rows import dict_row
-    from psycopg_pool import AsyncConnectionPool
+    with _needs_extra("postgres"):
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool
 
     _check_postgres(uri, setup)
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
@@ -175,34 +218,63 @@ async def _apostgres_saver(
         yield saver
 
 
-def _load_factory(spec: str) -> Any:
+def _load_attr(spec: str) -> Any:
+    """The object `module:attr` names; any failure of the import is one line."""
     module_name, _, attr = spec.partition(":")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise TargetError(f"cannot import {module_name!r}: {error}") from None
+    except Exception as error:  # the module's own code failed: SyntaxError, anything
+        raise TargetError(f"cannot import {module_name!r}: {_one_line(error)}") from None
     try:
-        found = getattr(module, attr)
+        return getattr(module, attr)
     except AttributeError:
         raise TargetError(f"{module_name!r} has no attribute {attr!r}") from None
-    return found() if callable(found) and not isinstance(found, BaseCheckpointSaver) else found
+
+
+def _is_async_factory(found: Any) -> bool:
+    """An `async def` factory, or an `@asynccontextmanager` one (known without calling)."""
+    wrapped = getattr(found, "__wrapped__", None)
+    return inspect.iscoroutinefunction(found) or inspect.isasyncgenfunction(wrapped)
+
+
+def _made(spec: str, found: Any) -> Any:
+    """A saver as is; a callable is called with no arguments (a failure is one line)."""
+    if not callable(found) or isinstance(found, BaseCheckpointSaver):
+        return found
+    try:
+        return found()
+    except Exception as error:
+        raise TargetError(f"calling {spec}() failed: {_one_line(error)}") from None
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
 
 
 @contextlib.contextmanager
 def _factory_saver(spec: str) -> Iterator[BaseCheckpointSaver[Any]]:
-    made = _load_factory(spec)
+    found = _load_attr(spec)
+    if _is_async_factory(found):
+        raise AsyncFactory(f"{spec} is an async factory: open it with aopen_saver")
+    made = _made(spec, found)
     if isinstance(made, contextlib.AbstractContextManager):
         with made as saver:
             yield _checked(spec, saver)
+    elif isinstance(made, contextlib.AbstractAsyncContextManager):
+        raise AsyncFactory(f"{spec} gives an async context manager: open it with aopen_saver")
     else:
         yield _checked(spec, made)
 
 
 @contextlib.asynccontextmanager
 async def _afactory_saver(spec: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
-    made = _load_factory(spec)
+    made = _made(spec, _load_attr(spec))
     if inspect.isawaitable(made):
-        made = await made
+        try:
+            made = await made
+        except Exception as error:
+            raise TargetError(f"awaiting {spec}() failed: {_one_line(error)}") from None
     if isinstance(made, contextlib.AbstractAsyncContextManager):
         async with made as saver:
             yield _checked(spec, saver)
@@ -213,7 +285,20 @@ async def _afactory_saver(spec: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
         yield _checked(spec, made)
 
 
+def implements(saver: BaseCheckpointSaver[Any], api: tuple[str, ...]) -> bool:
+    """True when the saver's class defines every method of `api` (SYNC_API or ASYNC_API)
+    itself, rather than inheriting the base class's NotImplementedError."""
+    return all(
+        getattr(type(saver), name, None) is not getattr(BaseCheckpointSaver, name) for name in api
+    )
+
+
 def _checked(spec: str, saver: Any) -> BaseCheckpointSaver[Any]:
     if not isinstance(saver, BaseCheckpointSaver):
         raise TargetError(f"{spec} gave a {type(saver).__name__}, not a checkpoint saver")
+    if not (implements(saver, SYNC_API) or implements(saver, ASYNC_API)):
+        raise TargetError(
+            f"{spec} gave a {type(saver).__name__}, which implements neither "
+            f"{'/'.join(SYNC_API)} nor {'/'.join(ASYNC_API)}"
+        )
     return saver

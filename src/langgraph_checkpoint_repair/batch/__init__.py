@@ -1,17 +1,26 @@
 """The batch job: repair a whole thread store, audit it, undo it."""
 
+from .counting import acount_heads, count_heads
 from .options import RunOptions
-from .report import RunReport, ThreadReport, UndoReport
+from .preview import ThreadNotFound, ThreadPreview, apreview_thread, preview_thread
+from .report import RunReport, ThreadReport, UndoReport, UnknownRun
 from .runner import arepair_threads, aundo_run, migrate, repair_threads, undo_run
 
 __all__ = [
     "RunOptions",
     "RunReport",
+    "ThreadNotFound",
+    "ThreadPreview",
     "ThreadReport",
     "UndoReport",
+    "UnknownRun",
+    "acount_heads",
+    "apreview_thread",
     "arepair_threads",
     "aundo_run",
+    "count_heads",
     "migrate",
+    "preview_thread",
     "repair_threads",
     "undo_run",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -13,6 +14,7 @@ from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
 from ..stores.base import PAGE_SIZE, Selection
 from ..stores.plan import Assessment, new_run_id
+from . import checks
 from .report import RunReport
 
 ProgressFn = Callable[[RunReport], None]
@@ -25,7 +27,8 @@ class RunOptions:
     dry_run: bool = False
     channels: Sequence[str] = ("messages",)
     threads: Sequence[str] | None = None
-    min_idle: timedelta = timedelta(minutes=10)
+    min_idle: timedelta | float = timedelta(minutes=10)
+    """Skip threads written more recently; a number is taken as seconds (see `idle`)."""
     shard: tuple[int, int] | None = None
     concurrency: int = 4
     limit: int | None = None
@@ -37,12 +40,29 @@ class RunOptions:
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
     def __post_init__(self) -> None:
-        if self.concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        if self.shard is not None and not 0 <= self.shard[0] < self.shard[1]:
-            raise ValueError("shard must be K/N with 0 <= K < N")
-        if self.limit is not None and self.limit < 0:
-            raise ValueError("limit must not be negative")
+        if not isinstance(self.dry_run, bool):
+            raise TypeError(f"dry_run must be a bool, not {self.dry_run!r}")
+        if not isinstance(self.policy, RepairPolicy):
+            raise TypeError(f"policy must be a RepairPolicy, not {self.policy!r}")
+        channels = checks.names("channels", self.channels)
+        if not channels:
+            raise ValueError("channels must name at least one channel")
+        object.__setattr__(self, "channels", channels)
+        if self.threads is not None:
+            object.__setattr__(self, "threads", checks.names("threads", self.threads))
+        object.__setattr__(self, "min_idle", checks.idle_time(self.min_idle, self.started))
+        checks.shard(self.shard)
+        checks.whole("concurrency", self.concurrency, 1)
+        checks.whole("page_size", self.page_size, 1)
+        if self.limit is not None:
+            checks.whole("limit", self.limit, 0)
+        checks.rate(self.max_writes_per_second)
+
+    @property
+    def idle(self) -> timedelta:
+        """`min_idle` as a timedelta (`__post_init__` converts a number of seconds)."""
+        assert isinstance(self.min_idle, timedelta)
+        return self.min_idle
 
     @property
     def selection(self) -> Selection:
@@ -53,7 +73,7 @@ class RunOptions:
             "dry_run": self.dry_run,
             "channels": list(self.channels),
             "threads": list(self.threads) if self.threads is not None else None,
-            "min_idle_seconds": self.min_idle.total_seconds(),
+            "min_idle_seconds": self.idle.total_seconds(),
             "shard": list(self.shard) if self.shard else None,
             "concurrency": self.concurrency,
             "limit": self.limit,
@@ -86,16 +106,14 @@ class Quota:
             self.left -= 1
             return True
 
-    @property
-    def exhausted(self) -> bool:
-        return self.left is not None and self.left <= 0
-
 
 class Pacer:
-    """Spaces writes to at most `per_second`; `delay()` says how long to wait first."""
+    """Spaces writes to at most `per_second`. Waits end early when `stop` is set, so a
+    run at any rate, however slow, stops within a moment of being asked to."""
 
-    def __init__(self, per_second: float | None) -> None:
+    def __init__(self, per_second: float | None, stop: threading.Event) -> None:
         self.interval = 1.0 / per_second if per_second else 0.0
+        self.stop = stop
         self._next = 0.0
         self._lock = threading.Lock()
 
@@ -107,3 +125,27 @@ class Pacer:
             start = max(now, self._next)
             self._next = start + self.interval
             return start - now
+
+    def wait(self) -> bool:
+        """Wait for this write's turn; False when the run was stopped meanwhile."""
+        deadline = time.monotonic() + self.delay()
+        while not self.stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            self.stop.wait(min(left, _LONGEST_WAIT))
+        return False
+
+    async def await_turn(self) -> bool:
+        """The async twin of `wait`: sleeps in short slices, checking the stop flag."""
+        deadline = time.monotonic() + self.delay()
+        while not self.stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            await asyncio.sleep(min(left, _ASYNC_SLICE))
+        return False
+
+
+_LONGEST_WAIT = 3600.0  # Event.wait refuses timeouts above threading.TIMEOUT_MAX
+_ASYNC_SLICE = 0.1  # a threading.Event cannot wake an event loop: look this often

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,10 @@ class ThreadReport:
         )
 
 
+class UnknownRun(ValueError):
+    """`undo` was given a run id with no recorded repair; nothing is written."""
+
+
 def first_line(error: BaseException) -> str:
     """An error as one line for a report: its message's first line, or its repr."""
     text = str(error).strip()
@@ -57,6 +62,11 @@ class RunReport:
     actions: Counter[str] = field(default_factory=Counter)
     errors: list[dict[str, str]] = field(default_factory=list)
     threads: list[ThreadReport] = field(default_factory=list)
+    stopped: bool = False
+    """The run was asked to stop (a signal) before it saw every thread."""
+    channels_seen: set[str] = field(default_factory=set)
+    channels_not_found: list[str] = field(default_factory=list)
+    """Channels the run was told to repair that no scanned head holds (a typo, say)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def scanned(self, count: int) -> None:
@@ -81,6 +91,10 @@ class RunReport:
             report.repair_checkpoint_id = written
             self.threads.append(report)
 
+    def saw(self, channels: Iterable[str]) -> None:
+        with self._lock:
+            self.channels_seen.update(channels)
+
     def failed(self, thread_id: str, checkpoint_ns: str, error: BaseException) -> None:
         with self._lock:
             self.errors.append(
@@ -98,6 +112,8 @@ class RunReport:
             "skipped": dict(sorted(self.skipped.items())),
             "actions": dict(sorted(self.actions.items())),
             "errors": self.errors,
+            **({"channels_not_found": self.channels_not_found} if self.channels_not_found else {}),
+            **({"stopped": True} if self.stopped else {}),
         }
 
 

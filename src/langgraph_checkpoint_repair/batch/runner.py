@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
+import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..delta import aload_rebuilt, is_snapshot, load_rebuilt, snapshot_value
 from ..stores import AsyncThreadStore, Head, RepairEntry, ThreadStore, astore_for, store_for
+from ..stores.base import entry_from_metadata
 from ..stores.plan import (
     DETAIL_KEY,
     Assessment,
@@ -25,7 +27,7 @@ from ..stores.plan import (
 )
 from ..stores.races import WriteOutcome, head_moved
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
-from .report import RunReport, UndoReport, first_line
+from .report import RunReport, UndoReport, UnknownRun, first_line
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
@@ -43,15 +45,19 @@ def repair_threads(
     *,
     command: str = "repair",
     on_progress: ProgressFn | None = None,
+    stop: threading.Event | None = None,
     **settings: Any,
 ) -> RunReport:
     """Walk every thread head of `saver` and append a repair checkpoint where one is due.
 
     `settings` are `RunOptions` fields (`dry_run`, `threads`, `min_idle`, `shard`,
-    `concurrency`, `limit`, `policy`, `channels`, `max_writes_per_second`).
+    `concurrency`, `limit`, `policy`, `channels`, `max_writes_per_second`). Setting
+    `stop` (from a signal handler, say) ends the run early: writes under way finish,
+    no new one starts, and the report so far is returned with `stopped` set.
     """
     options = options or RunOptions(**settings)
-    return _SyncRun(store_for(stored_saver(saver)), options, command, on_progress).run()
+    run = _SyncRun(store_for(stored_saver(saver)), options, command, on_progress, stop)
+    return run.run()
 
 
 async def arepair_threads(
@@ -60,18 +66,25 @@ async def arepair_threads(
     *,
     command: str = "repair",
     on_progress: ProgressFn | None = None,
+    stop: threading.Event | None = None,
     **settings: Any,
 ) -> RunReport:
     """The async twin of `repair_threads`."""
     options = options or RunOptions(**settings)
-    return await _AsyncRun(astore_for(stored_saver(saver)), options, command, on_progress).run()
+    run = _AsyncRun(astore_for(stored_saver(saver)), options, command, on_progress, stop)
+    return await run.run()
 
 
 class _Run:
     """State shared by the sync and async runs."""
 
     def __init__(
-        self, store: Any, options: RunOptions, command: str, on_progress: ProgressFn | None
+        self,
+        store: Any,
+        options: RunOptions,
+        command: str,
+        on_progress: ProgressFn | None,
+        stop: threading.Event | None,
     ) -> None:
         self.store = store
         self.options = options
@@ -79,7 +92,17 @@ class _Run:
         self.on_progress = on_progress or (lambda report: None)
         self.report = RunReport(options.run_id, options.dry_run)
         self.quota = Quota(options.limit)
-        self.pacer = Pacer(options.max_writes_per_second)
+        self.stop = stop or threading.Event()
+        self.pacer = Pacer(options.max_writes_per_second, self.stop)
+
+    def page_done(self) -> bool:
+        """Report progress; True when the run must end here (it was stopped)."""
+        report, wanted = self.report, self.options.channels
+        report.stopped = self.stop.is_set()
+        if report.threads_scanned and not report.stopped:
+            report.channels_not_found = [c for c in wanted if c not in report.channels_seen]
+        self.on_progress(report)
+        return report.stopped
 
     def wrote(self, assessment: Assessment, new: NewCheckpoint, outcome: WriteOutcome) -> None:
         """Report what a write turned out to be: only a repaired head counts as repaired."""
@@ -102,25 +125,30 @@ class _Run:
 
     def take_page(self, page: list[Head]) -> list[Head]:
         self.report.scanned(len(page))
+        self.report.saw(name for head in page for name in head.channels)
         return [head for head in page if head.maybe_broken]
 
     def assess(self, tup: CheckpointTuple) -> Assessment:
         o = self.options
-        return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.min_idle, now=o.started)
+        self.report.saw(c for c in o.channels if c in tup.checkpoint["channel_values"])
+        return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.idle, now=o.started)
 
     def plan_write(self, tup: CheckpointTuple, assessment: Assessment) -> NewCheckpoint | None:
-        """The repair checkpoint to write, or None when the head needs no write now."""
+        """The repair checkpoint to write on `tup` (as stored), or None when the head
+        needs no write now."""
         outcome = outcome_before_writing(assessment, self.options.dry_run)
         if outcome is None:
             return None
         if outcome in ("repair", "would_repair") and not self.quota.take():
-            return None  # over --limit: left for the next run
+            outcome = "limit"  # over --limit: counted, left for the next run
         if outcome != "repair":
             self.report.record(assessment, outcome)
             return None
         detail = repair_detail(assessment)
         saver, run_id = self.store.saver, self.options.run_id
-        return checkpoint_on_top(tup, assessment.repaired, saver.get_next_version, detail, run_id)
+        return checkpoint_on_top(
+            tup, assessment.repaired, saver.get_next_version, detail, run_id, assessment.snapshots
+        )
 
 
 class _SyncRun(_Run):
@@ -132,20 +160,22 @@ class _SyncRun(_Run):
         with ThreadPoolExecutor(self.options.concurrency) as pool:
             for page in self.store.pages(self.options.selection):
                 list(pool.map(self.process, self.take_page(page)))
-                self.on_progress(self.report)
-                if self.quota.exhausted:
+                if self.page_done():
                     break
         if not self.options.dry_run:
             self.store.finish_run(self.options.run_id, self.report.to_json())
         return self.report
 
     def process(self, head: Head) -> None:
+        if self.stop.is_set():
+            return
         try:
-            tup = self.store.load(head)
-            if tup is None:
+            stored = self.store.load(head)
+            if stored is None:
                 return
+            tup, _ = load_rebuilt(self.store.saver, stored, self.options.channels)
             assessment = self.assess(tup)
-            new = self.plan_write(tup, assessment)
+            new = self.plan_write(stored, assessment)
             if new is not None:
                 self.write(assessment, new)
         except Exception as error:
@@ -157,7 +187,8 @@ class _SyncRun(_Run):
         if moved is not None:
             self.report.record(assessment, moved)
             return
-        time.sleep(self.pacer.delay())
+        if not self.pacer.wait():
+            return  # stopped while waiting for its turn: left for the next run
         self.wrote(assessment, new, self.store.write_repair(self.options.run_id, assessment, new))
 
 
@@ -170,8 +201,7 @@ class _AsyncRun(_Run):
         gate = asyncio.Semaphore(self.options.concurrency)
         async for page in self.store.pages(self.options.selection):
             await asyncio.gather(*(self.process(head, gate) for head in self.take_page(page)))
-            self.on_progress(self.report)
-            if self.quota.exhausted:
+            if self.page_done():
                 break
         if not self.options.dry_run:
             await self.store.finish_run(self.options.run_id, self.report.to_json())
@@ -179,12 +209,15 @@ class _AsyncRun(_Run):
 
     async def process(self, head: Head, gate: asyncio.Semaphore) -> None:
         async with gate:
+            if self.stop.is_set():
+                return
             try:
-                tup = await self.store.load(head)
-                if tup is None:
+                stored = await self.store.load(head)
+                if stored is None:
                     return
+                tup, _ = await aload_rebuilt(self.store.saver, stored, self.options.channels)
                 assessment = self.assess(tup)
-                new = self.plan_write(tup, assessment)
+                new = self.plan_write(stored, assessment)
                 if new is not None:
                     await self.write(assessment, new)
             except Exception as error:
@@ -196,7 +229,8 @@ class _AsyncRun(_Run):
         if moved is not None:
             self.report.record(assessment, moved)
             return
-        await asyncio.sleep(self.pacer.delay())
+        if not await self.pacer.await_turn():
+            return  # stopped while waiting for its turn: left for the next run
         outcome = await self.store.write_repair(self.options.run_id, assessment, new)
         self.wrote(assessment, new, outcome)
 
@@ -215,12 +249,13 @@ def undo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
     """Restore, append-only, every thread `run_id` repaired whose head is still that repair."""
     store = store_for(stored_saver(saver))
     report = UndoReport(new_run_id(), run_id)
+    entries = known_repairs(run_id, list(store.repairs_of(run_id)))
     store.begin_run(report.run_id, "undo", {"undo_of": run_id})
-    for entry in list(store.repairs_of(run_id)):
+    for entry in entries:
         try:
             head = store.load(_head(entry, entry.repair_checkpoint_id))
             current = store.head_id(entry.thread_id, entry.checkpoint_ns)
-            source = store.load(_head(entry, entry.source_checkpoint_id))
+            source = _rebuilt(store.saver, store.load(_head(entry, entry.source_checkpoint_id)))
             new = _restoring(store.saver, entry, head, current, source, report)
             if new is not None:
                 store.write(new)
@@ -235,13 +270,15 @@ async def aundo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
     """The async twin of `undo_run`."""
     store = astore_for(stored_saver(saver))
     report = UndoReport(new_run_id(), run_id)
+    entries = known_repairs(run_id, [entry async for entry in store.repairs_of(run_id)])
     await store.begin_run(report.run_id, "undo", {"undo_of": run_id})
-    entries = [entry async for entry in store.repairs_of(run_id)]
     for entry in entries:
         try:
             head = await store.load(_head(entry, entry.repair_checkpoint_id))
             current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
             source = await store.load(_head(entry, entry.source_checkpoint_id))
+            if source is not None:
+                source, _ = await aload_rebuilt(store.saver, source, None)
             new = _restoring(store.saver, entry, head, current, source, report)
             if new is not None:
                 await store.write(new)
@@ -250,6 +287,20 @@ async def aundo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
             report.errors.append(_failure(entry, error))
     await store.finish_run(report.run_id, report.to_json())
     return report
+
+
+def _rebuilt(
+    saver: BaseCheckpointSaver[Any], tup: CheckpointTuple | None
+) -> CheckpointTuple | None:
+    """A source checkpoint with its delta message channels rebuilt: what it showed."""
+    return None if tup is None else load_rebuilt(saver, tup, None)[0]
+
+
+def known_repairs(run_id: str, entries: list[RepairEntry]) -> list[RepairEntry]:
+    """The run's recorded repairs; none means an unknown run id, refused before any write."""
+    if not entries:
+        raise UnknownRun(f"no repair recorded for run {run_id!r}: nothing to undo")
+    return entries
 
 
 def _head(entry: RepairEntry, checkpoint_id: str) -> Head:
@@ -266,20 +317,23 @@ def _restoring(
 ) -> NewCheckpoint | None:
     """A checkpoint on top of the repair that puts back the channels as they were
     before it; None (and a reason in the report) when the thread must be left alone."""
-    reason = _why_not_restore(entry, head, current_head_id, source)
+    reason = _why_not_restore(report.undo_of, entry, head, current_head_id, source)
     if reason is not None:
         _skip(report, entry, reason)
         return None
     assert head is not None and source is not None
     detail: dict[str, Any] = head.metadata.get(DETAIL_KEY) or {}  # type: ignore[assignment]
     channels: Iterable[str] = detail.get("actions", {}).keys()
-    stored = source.checkpoint["channel_values"]
-    values = {name: stored[name] for name in channels if name in stored}
+    shown = source.checkpoint["channel_values"]
+    values = {name: snapshot_value(shown[name]) for name in channels if name in shown}
+    written = head.checkpoint["channel_values"]
+    snapshots = [name for name in values if is_snapshot(written.get(name))]
     undo = undo_detail(report.undo_of, entry.repair_checkpoint_id)
-    return checkpoint_on_top(head, values, saver.get_next_version, undo, report.run_id)
+    return checkpoint_on_top(head, values, saver.get_next_version, undo, report.run_id, snapshots)
 
 
 def _why_not_restore(
+    run_id: str,
     entry: RepairEntry,
     head: CheckpointTuple | None,
     current_head_id: str | None,
@@ -287,6 +341,8 @@ def _why_not_restore(
 ) -> str | None:
     if head is None:  # the run stopped between its audit record and its write
         return "not_written"
+    if entry_from_metadata(head, run_id) != entry:  # trust the checkpoint, not the listing
+        return "not_this_run"
     if current_head_id != entry.repair_checkpoint_id:
         return "moved_on"
     return "source_missing" if source is None else None

@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ..delta import aload_rebuilt, load_rebuilt
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
 from .view import LoadRepairer, OnRepair
@@ -71,8 +72,11 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
     ) -> None:
         if not isinstance(saver, BaseCheckpointSaver):
             raise TypeError(f"expected a BaseCheckpointSaver, got {type(saver).__name__}")
+        if policy is not None and not isinstance(policy, RepairPolicy):
+            raise TypeError(f"policy must be a RepairPolicy, got {type(policy).__name__}")
         self.saver = saver
         self.policy = policy or DEFAULT_POLICY
+        check_channels(channels)
         self.channels = channels
         self.on_repair = on_repair
         self._view = LoadRepairer(self.policy, channels, on_repair)
@@ -124,26 +128,64 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         return await self.saver.aget_delta_channel_history(config=config, channels=channels)
 
 
+def _loaded(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> CheckpointTuple | None:
+    """The repaired view of a stored tuple, its delta message channels rebuilt first."""
+    if tup is None:
+        return None
+    try:
+        tup, rebuilt = load_rebuilt(self.saver, tup, self.channels)
+    except Exception:
+        self._view.rebuild_failed(tup)
+        rebuilt = []
+    return self._view.repair(tup, rebuilt)
+
+
+async def _aloaded(
+    self: PatchingCheckpointer, tup: CheckpointTuple | None
+) -> CheckpointTuple | None:
+    """The async twin of `_loaded`."""
+    if tup is None:
+        return None
+    try:
+        tup, rebuilt = await aload_rebuilt(self.saver, tup, self.channels)
+    except Exception:
+        self._view.rebuild_failed(tup)
+        rebuilt = []
+    return self._view.repair(tup, rebuilt)
+
+
+def check_channels(channels: object) -> None:
+    """Refuse a bare string: iterated, it names each of its letters and repairs nothing."""
+    if channels is None:
+        return
+    if isinstance(channels, (str, bytes)) or not isinstance(channels, Collection):
+        raise TypeError(f"channels must be a collection of channel names, not {channels!r}")
+    if not all(isinstance(name, str) for name in channels):
+        raise TypeError(f"channels must be a collection of channel names, not {channels!r}")
+
+
 def _get_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> CheckpointTuple | None:
-    return self.repair_tuple(self.saver.get_tuple(config))
+    return _loaded(self, self.saver.get_tuple(config))
 
 
 def _list(
     self: PatchingCheckpointer, config: RunnableConfig | None, **kwargs: Any
 ) -> Iterator[CheckpointTuple]:
-    for tup in self.saver.list(config, **kwargs):
-        yield self.repair_tuple(tup) or tup
+    # Read the whole listing first: SqliteSaver and PostgresSaver hold their lock
+    # while their generator is paused, and a delta rebuild reads through them.
+    for tup in list(self.saver.list(config, **kwargs)):
+        yield _loaded(self, tup) or tup
 
 
 async def _aget_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> CheckpointTuple | None:
-    return self.repair_tuple(await self.saver.aget_tuple(config))
+    return await _aloaded(self, await self.saver.aget_tuple(config))
 
 
 async def _alist(
     self: PatchingCheckpointer, config: RunnableConfig | None, **kwargs: Any
 ) -> AsyncIterator[CheckpointTuple]:
-    async for tup in self.saver.alist(config, **kwargs):
-        yield self.repair_tuple(tup) or tup
+    for tup in [tup async for tup in self.saver.alist(config, **kwargs)]:
+        yield await _aloaded(self, tup) or tup
 
 
 def _enter(self: PatchingCheckpointer) -> PatchingCheckpointer:

@@ -11,6 +11,7 @@ from typing import Any, cast
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
 
+from ..delta import as_snapshot, is_snapshot, snapshot_value
 from ..engine import HistoryError, RepairAction, RepairPolicy, repair_messages
 from ..in_flight import work_is_scheduled
 
@@ -47,18 +48,32 @@ class LoadRepairer:
         self.on_repair = on_repair
         self._logged: OrderedDict[tuple[str, ...], None] = OrderedDict()
 
-    def repair(self, tup: CheckpointTuple | None) -> CheckpointTuple | None:
-        """The tuple with repaired message channels; the same object when nothing changes."""
+    def repair(
+        self, tup: CheckpointTuple | None, rebuilt: Collection[str] = ()
+    ) -> CheckpointTuple | None:
+        """The tuple with repaired message channels; the same object when nothing changes.
+
+        `rebuilt` names the delta channels rebuilt for this load (held as
+        `_DeltaSnapshot`s): they are handed to LangGraph as plain lists, which it
+        uses as they are instead of walking the ancestors again.
+        """
         if tup is None:
             return None
         try:
-            return self._repair(tup)
+            return _as_plain_lists(self._repair(tup), rebuilt)
         except HistoryError:
             raise
         except Exception:
             if self._first_time("failed", tup):
                 logger.exception("could not repair checkpoint %s; returned as stored", _where(tup))
-            return tup
+            return _as_plain_lists(tup, rebuilt)
+
+    def rebuild_failed(self, tup: CheckpointTuple) -> None:
+        """Log (once per checkpoint) that a delta channel could not be rebuilt here."""
+        if self._first_time("rebuild", tup):
+            logger.exception(
+                "could not rebuild delta channels of checkpoint %s; left to LangGraph", _where(tup)
+            )
 
     def _repair(self, tup: CheckpointTuple) -> CheckpointTuple:
         values = tup.checkpoint["channel_values"]
@@ -66,12 +81,15 @@ class LoadRepairer:
         if not names:
             return tup
         in_flight = work_is_scheduled(tup)
-        repaired: dict[str, list[BaseMessage]] = {}
+        repaired: dict[str, Any] = {}
         actions: dict[str, tuple[RepairAction, ...]] = {}
         for name in names:
-            result = repair_messages(values[name], policy=self.policy, in_flight=in_flight)
+            stored = values[name]
+            history = snapshot_value(stored)
+            result = repair_messages(history, policy=self.policy, in_flight=in_flight)
             if result.changed:
-                repaired[name] = result.messages
+                fixed = result.messages
+                repaired[name] = as_snapshot(fixed) if is_snapshot(stored) else fixed
                 actions[name] = result.actions
         if not repaired:
             return tup
@@ -81,8 +99,10 @@ class LoadRepairer:
 
     def _message_channels(self, values: Mapping[str, Any]) -> list[str]:
         if self.channels is not None:
-            return [name for name in self.channels if isinstance(values.get(name), list)]
-        return [name for name, value in values.items() if _holds_messages(value)]
+            return [
+                name for name in self.channels if isinstance(snapshot_value(values.get(name)), list)
+            ]
+        return [name for name, value in values.items() if _holds_messages(snapshot_value(value))]
 
     def _report(self, tup: CheckpointTuple, actions: dict[str, tuple[RepairAction, ...]]) -> None:
         level = logging.INFO if self._first_time("repaired", tup) else logging.DEBUG
@@ -113,6 +133,15 @@ class LoadRepairer:
         if len(self._logged) > _REMEMBERED_CHECKPOINTS:
             self._logged.popitem(last=False)
         return True
+
+
+def _as_plain_lists(tup: CheckpointTuple, names: Collection[str]) -> CheckpointTuple:
+    if not names:
+        return tup
+    values = dict(tup.checkpoint["channel_values"])
+    for name in names:
+        values[name] = snapshot_value(values[name])
+    return tup._replace(checkpoint=cast(Checkpoint, {**tup.checkpoint, "channel_values": values}))
 
 
 def _holds_messages(value: Any) -> bool:

@@ -2,71 +2,81 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
-from ..batch import RunOptions, migrate, repair_threads, undo_run
-from ..targets import TargetError, open_saver, parse_target
-from .arguments import UsageError, parse, run_options
-from .output import Progress, print_json, print_summary, print_threads, print_undo
-
-EXIT_OK, EXIT_THREAD_FAILED, EXIT_USAGE = 0, 1, 2
+from ..targets import AsyncFactory, TargetError, parse_target
+from .arguments import UsageError, build_policy, parse, run_options
+from .jobs import EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, Job
+from .stopping import StopRequest, stop_on_signals
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Run one command; return the exit code (0 ok, 1 some thread failed, 2 usage/connection)."""
+    """Run one command; return the exit code (0 ok, 1 some thread failed,
+    2 usage/connection, 128 + N when stopped by signal N)."""
     out = out or sys.stdout
+    job: Job | None = None
     try:
         args = parse(argv)
         logging.basicConfig(level=_log_level(args.verbose), stream=sys.stderr)
         parse_target(args.target)
         options = run_options(args) if args.command in ("scan", "repair") else None
-        return _dispatch(args, options, out)
-    except (UsageError, TargetError, ValueError) as error:
-        print(f"langgraph-repair: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        if args.command == "show":
+            build_policy(args.policy)  # a bad setting is refused before anything is opened
+        # scan and repair stop gently on a signal; undo and migrate keep the defaults
+        signals = stop_on_signals() if options else contextlib.nullcontext(StopRequest())
+        with signals as stop:
+            job = Job(args, options, out, stop)
+            return _open_and_run(job)
+    except (UsageError, TargetError) as error:
+        return _error(str(error))
+    except ValueError as error:  # a bad value, unless the run had already written
+        return _store_failure(error, job) if job and job.written else _error(str(error))
     except KeyboardInterrupt:
         print("langgraph-repair: interrupted; run the command again to finish", file=sys.stderr)
+        return EXIT_SIGINT
+    except Exception as error:  # the store failed as a whole (locked, no permission, ...)
+        return _store_failure(error, job)
+
+
+def _open_and_run(job: Job) -> int:
+    try:
+        return job.open_and_run()
+    except AsyncFactory:  # raised before anything was opened: open it the async way
+        return asyncio.run(job.aopen_and_run())
+
+
+def _error(message: str) -> int:
+    print(f"langgraph-repair: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+STORE_HINTS = {
+    "LockNotAvailable": "a table is locked by another session (gave up waiting)",
+    "InsufficientPrivilege": "the database role lacks a privilege",
+    "QueryCanceled": "a statement ran too long (statement_timeout)",
+}
+
+
+def _store_failure(error: Exception, job: Job | None) -> int:
+    """One line naming what failed; exit 1 when some repairs were already written."""
+    kind = type(error).__name__
+    text = str(error).strip().splitlines()[0] if str(error).strip() else kind
+    hint = STORE_HINTS.get(kind, kind)
+    done = job.written if job is not None else 0
+    if job is not None and job.report is not None and done:
+        job.print_report(job.report)  # what the run did before the store failed
+        print(
+            f"langgraph-repair: error: {hint}: {text} (after {done} repairs; "
+            "run the command again to finish)",
+            file=sys.stderr,
+        )
         return EXIT_THREAD_FAILED
-
-
-def _dispatch(args: Any, options: RunOptions | None, out: TextIO) -> int:
-    pool = options.concurrency + 1 if options else 2
-    with open_saver(args.target, pool_size=pool, gentle=True) as saver:
-        if args.command == "migrate":
-            return _migrate(saver, args, out)
-        if args.command == "undo":
-            undo = undo_run(saver, args.run)
-            print_json(undo.to_json(), out) if args.json else print_undo(undo, out)
-            return EXIT_THREAD_FAILED if undo.errors else EXIT_OK
-        assert options is not None
-        progress = Progress()
-        try:
-            report = repair_threads(saver, options, command=args.command, on_progress=progress)
-        finally:
-            progress.close()
-        if args.json:
-            payload = report.to_json()
-            if args.command == "scan":
-                payload["threads"] = [vars(t) for t in report.threads]
-            print_json(payload, out)
-        else:
-            print_threads(report, out)
-            print_summary(report, out, "scan" if args.command == "scan" else "run")
-        return EXIT_THREAD_FAILED if report.errors else EXIT_OK
-
-
-def _migrate(saver: Any, args: Any, out: TextIO) -> int:
-    applied = migrate(saver)
-    if args.json:
-        print_json({"applied": applied or [], "audit_tables": applied is not None}, out)
-    elif applied is None:
-        out.write("nothing to migrate: this store keeps its audit in checkpoint metadata\n")
-    else:
-        out.write(f"applied: {', '.join(applied)}\n" if applied else "up to date\n")
-    return EXIT_OK
+    return _error(f"{hint}: {text}")
 
 
 def _log_level(verbose: int) -> int:

@@ -6,10 +6,11 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
+from importlib.metadata import version
 from typing import Any, NoReturn
 
-from ..batch import RunOptions
+from ..batch import RunOptions, checks
 from ..engine import RepairPolicy
 from ..engine.policy import policy_from_settings
 
@@ -18,6 +19,7 @@ EXAMPLES = {
     "repair": "langgraph-repair repair sqlite:///threads.sqlite --dry-run --json",
     "undo": "langgraph-repair undo postgresql://app@db/agents --run run-1f0c2a9e4b7d",
     "migrate": "langgraph-repair migrate postgresql://app@db/agents",
+    "show": "langgraph-repair show sqlite:///threads.sqlite --thread 6f1c0e2a",
 }
 TARGET_HELP = "postgresql://..., sqlite:///path, or module:attr naming a saver factory"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -36,7 +38,23 @@ def duration(text: str) -> timedelta:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", text.strip())
     if not match:
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 10m, 90s, 2h, 0)")
-    return timedelta(seconds=float(match[1]) * _UNITS[match[2] or "s"])
+    try:
+        return checks.idle_time(
+            float(match[1]) * _UNITS[match[2] or "s"], datetime.now(timezone.utc)
+        )
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"duration too long: {text!r}") from None
+
+
+def rate(text: str) -> float:
+    try:
+        value = float(text)
+        checks.rate(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a positive, finite rate: {text!r} (writes per second, e.g. 5 or 0.5)"
+        ) from None
+    return value
 
 
 def shard(text: str) -> tuple[int, int]:
@@ -59,12 +77,25 @@ def build_policy(settings: Sequence[str]) -> RepairPolicy:
         raise UsageError(str(error)) from None
 
 
+EXIT_CODES = """exit codes:
+  0    success
+  1    some thread failed (listed under errors)
+  2    usage or connection error (one line on stderr; nothing written)
+  130  stopped by SIGINT (Ctrl-C): writes in flight finished, summary printed
+  143  stopped by SIGTERM: the same; run the command again to finish"""
+
+
 def parser() -> Parser:
     root = Parser(
         prog="langgraph-repair",
         description="Find and repair LangGraph threads whose tool calls lack results.",
-        epilog="examples:\n" + "\n".join(f"  {example}" for example in EXAMPLES.values()),
+        epilog="examples:\n"
+        + "\n".join(f"  {example}" for example in EXAMPLES.values())
+        + f"\n\n{EXIT_CODES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    root.add_argument(
+        "--version", action="version", version=f"%(prog)s {version('langgraph-checkpoint-repair')}"
     )
     commands = root.add_subparsers(dest="command", required=True, parser_class=Parser)
     for name, summary in (
@@ -75,6 +106,15 @@ def parser() -> Parser:
     undo = _add_command(commands, "undo", "restore the threads a run repaired (append-only)")
     undo.add_argument("--run", required=True, metavar="RUN_ID", help="the run to undo")
     _add_command(commands, "migrate", "create or update the audit tables (PostgreSQL)")
+    show = _add_command(
+        commands, "show", "show one thread's messages before and after repair; write nothing"
+    )
+    show.add_argument("--thread", required=True, metavar="ID", help="the thread to show")
+    show.add_argument("--ns", default="", metavar="NS", help="its namespace (default: the root)")
+    show.add_argument(
+        "--channel", default="messages", metavar="NAME", help="the message channel to show"
+    )
+    _add_policy(show)
     return root
 
 
@@ -83,40 +123,76 @@ def _add_command(commands: Any, name: str, summary: str) -> argparse.ArgumentPar
         name,
         help=summary,
         description=f"{summary[0].upper()}{summary[1:]}.",
-        epilog=f"example:\n  {EXAMPLES[name]}",
+        epilog=f"example:\n  {EXAMPLES[name]}\n\n{EXIT_CODES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_argument("target", metavar="TARGET", help=TARGET_HELP)
-    command.add_argument("--json", action="store_true", help="print one JSON object last")
-    command.add_argument("--verbose", "-v", action="count", default=0, help="log more")
+    command.add_argument(
+        "--json", action="store_true", help="print one JSON object as the last line of stdout"
+    )
+    command.add_argument(
+        "--verbose", "-v", action="count", default=0, help="log more (repeatable: -vv for debug)"
+    )
     return command
 
 
 def _add_run_command(commands: Any, name: str, summary: str) -> None:
     command = _add_command(commands, name, summary)
     if name == "repair":
-        command.add_argument("--dry-run", action="store_true", help="write nothing")
-    command.add_argument("--thread", action="append", metavar="ID", help="only this thread")
+        command.add_argument(
+            "--dry-run", action="store_true", help="write nothing; report what a run would do"
+        )
+    command.add_argument(
+        "--thread", action="append", metavar="ID", help="only this thread (repeatable)"
+    )
     command.add_argument(
         "--min-idle", type=duration, default=timedelta(minutes=10), metavar="DURATION",
-        help="skip threads written more recently than this (default 10m; 0 for none)",
+        help="skip threads written more recently than this: 90s, 10m, 2h, 1d "
+        "(default 10m; 0 for none)",
     )  # fmt: skip
-    command.add_argument("--shard", type=shard, metavar="K/N", help="only shard K of N")
-    command.add_argument("--concurrency", type=positive, default=4, metavar="N")
-    command.add_argument("--limit", type=positive, metavar="N", help="repair at most N threads")
     command.add_argument(
-        "--policy", action="append", default=[], metavar="KEY=VALUE",
-        help="a RepairPolicy setting, e.g. dangling=drop_call or language=zh",
+        "--shard", type=shard, metavar="K/N",
+        help="only the threads whose stable hash modulo N is K (0 <= K < N)",
     )  # fmt: skip
+    command.add_argument(
+        "--concurrency", type=positive, default=4, metavar="N",
+        help="threads repaired at once (default 4)",
+    )  # fmt: skip
+    command.add_argument(
+        "--limit", type=positive, metavar="N",
+        help="repair at most N threads (a canary run); every broken thread is still counted",
+    )  # fmt: skip
+    _add_policy(command)
+    if name == "scan":
+        command.add_argument(
+            "--list", action="store_true",
+            help="print one tab-separated line per broken head (thread, namespace, head "
+            "checkpoint, violation codes) and nothing else",
+        )  # fmt: skip
     command.add_argument(
         "--channel", action="append", metavar="NAME",
-        help="a message channel to repair (default: messages)",
+        help="a message channel to repair (repeatable; default: messages); "
+        "a channel found in no scanned thread is reported",
     )  # fmt: skip
-    command.add_argument("--max-writes-per-second", type=float, metavar="RATE")
+    command.add_argument(
+        "--max-writes-per-second", type=rate, metavar="RATE",
+        help="at most RATE repair writes per second (positive, e.g. 5 or 0.5; default: no limit)",
+    )  # fmt: skip
+
+
+def _add_policy(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--policy", action="append", default=[], metavar="KEY=VALUE",
+        help="a RepairPolicy setting, e.g. dangling=drop_call, language=zh, strict=false "
+        "(repeatable)",
+    )  # fmt: skip
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    return parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    args = parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    if getattr(args, "list", False) and args.json:
+        raise UsageError("--list and --json are two ways to print the result: choose one")
+    return args
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:

@@ -78,6 +78,9 @@ class RepairPolicy:
         _check_choice("orphans", self.orphans, ("drop", "keep"))
         _check_choice("duplicates", self.duplicates, ("drop", "keep"))
         _check_choice("language", self.language, tuple(DEFAULT_TEXTS))
+        if not isinstance(self.strict, bool):
+            raise TypeError(f"RepairPolicy.strict must be a bool, not {self.strict!r}")
+        _check_placeholder(self.placeholder)
 
     def placeholder_text(self, call: PendingCall) -> str:
         """The content of the synthetic result for `call`."""
@@ -88,8 +91,31 @@ class RepairPolicy:
 
 
 def _check_choice(field: str, value: object, allowed: tuple[str, ...]) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"RepairPolicy.{field} must be one of {allowed}, not {value!r}")
     if value not in allowed:
         raise ValueError(f"RepairPolicy.{field} must be one of {allowed}, not {value!r}")
+
+
+_SAMPLE_CALL = {"name": "get_weather", "id": "call_1", "reason": "cancelled"}
+
+
+def _check_placeholder(placeholder: object) -> None:
+    """Reject a template that cannot be filled now, rather than fail on every thread later."""
+    if placeholder is None or callable(placeholder):
+        return
+    if not isinstance(placeholder, str):
+        raise TypeError(
+            f"RepairPolicy.placeholder must be a str template, a callable or None, "
+            f"not {placeholder!r}"
+        )
+    try:
+        placeholder.format(**_SAMPLE_CALL)
+    except (KeyError, IndexError, ValueError, AttributeError) as error:
+        raise ValueError(
+            f"RepairPolicy.placeholder {placeholder!r} is not a valid template "
+            f"(it may use {{name}}, {{id}} and {{reason}}): {type(error).__name__}: {error}"
+        ) from None
 
 
 DEFAULT_POLICY = RepairPolicy()
@@ -104,5 +130,14 @@ def policy_from_settings(settings: Iterable[str]) -> RepairPolicy:
         if not sep or key not in RepairPolicy.__dataclass_fields__:
             fields = ", ".join(RepairPolicy.__dataclass_fields__)
             raise ValueError(f"not a policy setting: {setting!r} (KEY=VALUE with KEY in {fields})")
-        values[key] = value.lower() in ("1", "true", "yes") if key == "strict" else value
+        values[key] = _boolean(setting, value) if key == "strict" else value
     return RepairPolicy(**values)
+
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _boolean(setting: str, value: str) -> bool:
+    if value.strip().lower() not in _TRUE + _FALSE:
+        raise ValueError(f"not a boolean in {setting!r} (use true or false)")
+    return value.strip().lower() in _TRUE

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, RemoveMessage
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langchain_core.messages import BaseMessage
+from langgraph.types import Overwrite
 
 from ..engine import RepairPolicy, repair_messages
 
@@ -24,7 +24,8 @@ def pre_model_hook(policy: RepairPolicy | None = None, persist: bool = False) ->
     """A `pre_model_hook` for `create_react_agent` that repairs the history the model sees.
 
     By default the repaired list goes to the model only and the stored state is
-    left as it is; `persist=True` also replaces the state's messages with it,
+    left as it is; `persist=True` also replaces the state's messages with it (an
+    `Overwrite`, which every message channel honours, delta channels included),
     so the fix is stored with the next checkpoint. A clean history costs one
     linear check and stores nothing extra: the hook then returns an empty
     `llm_input_messages`, which also clears a value left by an earlier turn,
@@ -36,10 +37,7 @@ def pre_model_hook(policy: RepairPolicy | None = None, persist: bool = False) ->
         if not result.changed:
             return {LLM_INPUT: []}
         if persist:
-            return {
-                "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *result.messages],
-                LLM_INPUT: [],
-            }
+            return {"messages": Overwrite(result.messages), LLM_INPUT: []}
         return {LLM_INPUT: result.messages}
 
     return repair_before_model

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from .plan import DETAIL_KEY, Assessment, NewCheckpoint, shard_of
+from .plan import DETAIL_KEY, RUN_KEY, Assessment, NewCheckpoint, shard_of
 from .races import WriteOutcome
 
 PAGE_SIZE = 1000
@@ -23,6 +23,8 @@ class Head:
     checkpoint_id: str
     maybe_broken: bool = True
     """False only when a cheap look at the stored bytes proved the history clean."""
+    channels: frozenset[str] = frozenset()
+    """Selected channels that cheap look found stored (heads that are loaded say so too)."""
 
     @property
     def config(self) -> Any:
@@ -62,9 +64,12 @@ class RepairEntry:
     repair_checkpoint_id: str
 
 
-def entry_from_metadata(tup: CheckpointTuple) -> RepairEntry | None:
-    """Read a repair checkpoint's own record of what it repaired."""
+def entry_from_metadata(tup: CheckpointTuple, run_id: str) -> RepairEntry | None:
+    """Read a repair checkpoint's own record of what it repaired; None unless the
+    checkpoint itself names `run_id` (a saver's `list(filter=...)` may not filter)."""
     detail = tup.metadata.get(DETAIL_KEY)
+    if tup.metadata.get(RUN_KEY) != run_id:
+        return None
     if not isinstance(detail, dict) or detail.get("kind") != "repair":
         return None
     configurable = tup.config["configurable"]
@@ -80,6 +85,7 @@ class ThreadStore(Protocol):
     saver: BaseCheckpointSaver[Any]
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]: ...
+    def count_heads(self, selection: Selection) -> int | None: ...
     def load(self, head: Head) -> CheckpointTuple | None: ...
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None: ...
     def write(self, new: NewCheckpoint) -> None: ...
@@ -95,6 +101,7 @@ class AsyncThreadStore(Protocol):
     saver: BaseCheckpointSaver[Any]
 
     def pages(self, selection: Selection) -> AsyncIterator[list[Head]]: ...
+    async def count_heads(self, selection: Selection) -> int | None: ...
     async def load(self, head: Head) -> CheckpointTuple | None: ...
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None: ...
     async def write(self, new: NewCheckpoint) -> None: ...

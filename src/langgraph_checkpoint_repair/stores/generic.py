@@ -73,6 +73,10 @@ class GenericStore:
         )
         yield from _pages_of(_latest(keys), selection.page_size)
 
+    def count_heads(self, selection: Selection) -> int | None:
+        """Unknown without listing the whole store, which is what a run does anyway."""
+        return None
+
     def load(self, head: Head) -> CheckpointTuple | None:
         return self.saver.get_tuple(head.config)
 
@@ -109,7 +113,7 @@ class GenericStore:
 
     def repairs_of(self, run_id: str) -> Iterator[RepairEntry]:
         for tup in self.saver.list(None, filter={RUN_KEY: run_id}):
-            entry = entry_from_metadata(tup)
+            entry = entry_from_metadata(tup, run_id)
             if entry is not None:
                 yield entry
 
@@ -129,6 +133,9 @@ class AsyncGenericStore:
         ]
         for page in _pages_of(_latest(keys), selection.page_size):
             yield page
+
+    async def count_heads(self, selection: Selection) -> int | None:
+        return None
 
     async def load(self, head: Head) -> CheckpointTuple | None:
         return await self.saver.aget_tuple(head.config)
@@ -167,6 +174,6 @@ class AsyncGenericStore:
 
     async def repairs_of(self, run_id: str) -> AsyncIterator[RepairEntry]:
         async for tup in self.saver.alist(None, filter={RUN_KEY: run_id}):
-            entry = entry_from_metadata(tup)
+            entry = entry_from_metadata(tup, run_id)
             if entry is not None:
                 yield entry

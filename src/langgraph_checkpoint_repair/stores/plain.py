@@ -10,11 +10,14 @@ on fully loaded messages, always makes the decision.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import ormsgpack
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 _PYDANTIC_EXTS = (4, 5)  # EXT_PYDANTIC_V1, EXT_PYDANTIC_V2 in langgraph's JsonPlusSerializer
+_SNAPSHOT_EXT = 7  # EXT_DELTA_SNAPSHOT: a delta channel's whole value
 _AI_CLASSES = frozenset({"AIMessage", "AIMessageChunk"})
 _TOOL_CLASSES = frozenset({"ToolMessage", "ToolMessageChunk"})
 
@@ -27,6 +30,8 @@ _UNKNOWN = _Unknown()
 
 
 def _plain_ext(code: int, data: bytes) -> Any:
+    if code == _SNAPSHOT_EXT:  # the list inside: a snapshot is looked at like a plain value
+        return ormsgpack.unpackb(data, ext_hook=_plain_ext, option=ormsgpack.OPT_NON_STR_KEYS)
     if code in _PYDANTIC_EXTS:
         decoded = ormsgpack.unpackb(data, ext_hook=_plain_ext, option=ormsgpack.OPT_NON_STR_KEYS)
         if isinstance(decoded, (list, tuple)) and len(decoded) >= 3:
@@ -66,3 +71,44 @@ def plain_history_is_clean(value: Any) -> bool:
             if not all(expected):
                 return False
     return not expected
+
+
+REMOVE_CLASS = "RemoveMessage"
+
+
+def plain_replay(seed: Any, writes: Sequence[Any]) -> list[Any] | None:
+    """A delta message channel's value from its decoded seed and writes, as LangGraph's
+    reducer builds it (replace by id, `RemoveMessage`, `REMOVE_ALL_MESSAGES`); None for
+    anything it does not understand (an `Overwrite`, a raw dict), to look closer."""
+    if not isinstance(seed, list) or not all(map(_is_message, seed)):
+        return None
+    result: list[Any] = list(seed)
+    index = {fields["id"]: n for n, (_, fields) in enumerate(seed) if fields.get("id") is not None}
+    for write in writes:
+        for item in write if isinstance(write, list) else [write]:
+            if not _is_message(item):
+                return None
+            _apply(result, index, item)
+    return [item for item in result if item is not None]
+
+
+def _is_message(item: Any) -> bool:
+    return isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict)
+
+
+def _apply(result: list[Any], index: dict[Any, int], item: tuple[str, dict[str, Any]]) -> None:
+    name, fields = item
+    message_id = fields.get("id")
+    if name == REMOVE_CLASS:
+        if message_id == REMOVE_ALL_MESSAGES:
+            result.clear()
+            index.clear()
+        elif message_id in index:
+            result[index.pop(message_id)] = None
+    elif message_id is None:
+        result.append(item)
+    elif message_id in index:
+        result[index[message_id]] = item
+    else:
+        index[message_id] = len(result)
+        result.append(item)

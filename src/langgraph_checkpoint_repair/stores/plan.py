@@ -4,7 +4,7 @@ that repair or restore it. No I/O: the stores and the runner do that."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
@@ -13,6 +13,13 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import Checkpoint, CheckpointTuple, copy_checkpoint
 from langgraph.checkpoint.base.id import uuid6
 
+from ..delta import (
+    COUNTERS_KEY,
+    as_snapshot,
+    counters_after_snapshot,
+    delta_channel_names,
+    snapshot_value,
+)
 from ..engine import RepairAction, RepairPolicy, repair_messages
 from ..in_flight import has_pending_results, work_is_scheduled
 from .ids import id_after
@@ -37,6 +44,8 @@ class Assessment:
     """The history breaks the pairing rules (pending in-flight calls aside)."""
     actions: Mapping[str, tuple[RepairAction, ...]] = field(default_factory=dict)
     repaired: Mapping[str, list[BaseMessage]] = field(default_factory=dict)
+    snapshots: frozenset[str] = frozenset()
+    """Delta channels among `repaired`: a repair stores them as `_DeltaSnapshot`s."""
 
 
 def tuple_key(tup: CheckpointTuple) -> tuple[str, str, str]:
@@ -61,7 +70,8 @@ def assess(
     Calls that may still run (work is scheduled) are left to run. A head holding
     pending results (an interrupt, finished tasks' writes) is never written on,
     since a checkpoint on top of it would leave them behind; threads written
-    within `min_idle` wait for a later run.
+    within `min_idle` wait for a later run. Delta channels must be rebuilt
+    (`delta.load_rebuilt`) before: what is not stored here is not seen.
     """
     thread_id, ns, checkpoint_id = tuple_key(tup)
     scheduled = work_is_scheduled(tup)
@@ -70,7 +80,7 @@ def assess(
     repaired: dict[str, list[BaseMessage]] = {}
     pending_calls = False
     for name in channels:
-        history = values.get(name)
+        history = snapshot_value(values.get(name))
         if not isinstance(history, list):
             continue
         result = repair_messages(history, policy=policy, in_flight=scheduled)
@@ -86,7 +96,8 @@ def assess(
         status = "recent" if _written_since(tup.checkpoint, now - min_idle) else "repair"
     elif pending_calls:
         status = "in_flight"
-    return Assessment(thread_id, ns, checkpoint_id, status, broken, actions, repaired)
+    snapshots = frozenset(repaired) & delta_channel_names(tup)
+    return Assessment(thread_id, ns, checkpoint_id, status, broken, actions, repaired, snapshots)
 
 
 def _written_since(checkpoint: Checkpoint, moment: datetime) -> bool:
@@ -119,9 +130,15 @@ def checkpoint_on_top(
     next_version: Callable[[Any, None], Any],
     detail: Mapping[str, Any],
     run_id: str,
+    snapshots: Collection[str] = (),
 ) -> NewCheckpoint:
-    """A copy of `head` with `values` replaced, as LangGraph's own update_state writes it:
-    source "update", step + 1, versions advanced with the saver's scheme."""
+    """A copy of `head` (as stored) with `values` replaced, as LangGraph's own update_state
+    writes it: source "update", step + 1, versions advanced with the saver's scheme.
+
+    Channels in `snapshots` are delta channels: their whole list is stored as a
+    `_DeltaSnapshot` and their snapshot counter restarts, so that LangGraph,
+    with or without this package, rebuilds them from here.
+    """
     checkpoint = copy_checkpoint(head.checkpoint)
     step = int(head.metadata.get("step", -1)) + 1
     checkpoint["id"] = id_after(head.checkpoint["id"], step)  # application writes stay newer
@@ -130,7 +147,9 @@ def checkpoint_on_top(
     new_versions = {}
     for name, messages in values.items():
         current = next_version(current, None)
-        checkpoint["channel_values"][name] = messages
+        checkpoint["channel_values"][name] = (
+            as_snapshot(messages) if name in snapshots else messages
+        )
         checkpoint["channel_versions"][name] = current
         new_versions[name] = current
     checkpoint["updated_channels"] = list(values)
@@ -141,6 +160,9 @@ def checkpoint_on_top(
         RUN_KEY: run_id,
         DETAIL_KEY: dict(detail),
     }
+    counters = counters_after_snapshot(head.metadata, snapshots)
+    if counters:
+        metadata[COUNTERS_KEY] = counters
     thread_id, ns, head_id = tuple_key(head)
     config = {
         "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": head_id}

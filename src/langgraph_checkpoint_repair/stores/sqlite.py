@@ -39,6 +39,12 @@ SELECT count(*) FROM checkpoints
 WHERE thread_id = :thread_id AND checkpoint_ns = :checkpoint_ns AND checkpoint_id > :source
     AND parent_checkpoint_id = :source AND checkpoint_id <> :repair"""
 
+THREADS_SQL = "SELECT thread_id FROM checkpoints GROUP BY thread_id, checkpoint_ns"
+
+
+def _counted(rows: list[Any], selection: Selection) -> int:
+    return sum(1 for (thread_id,) in rows if selection.takes(str(thread_id)))
+
 
 def _selected(rows: list[Any], selection: Selection) -> list[Head]:
     return [Head(str(t), str(ns), str(cid)) for t, ns, cid in rows if selection.takes(str(t))]
@@ -66,6 +72,11 @@ class SqliteStore(GenericStore):
                 return
             after = (rows[-1][0], rows[-1][1])
             yield _selected(rows, selection)
+
+    def count_heads(self, selection: Selection) -> int | None:
+        with self.lock:
+            rows = self.conn.execute(THREADS_SQL).fetchall()
+        return _counted(rows, selection)
 
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         with self.lock:
@@ -127,6 +138,9 @@ class AsyncSqliteStore(AsyncGenericStore):
                 return
             after = (rows[-1][0], rows[-1][1])
             yield _selected(rows, selection)
+
+    async def count_heads(self, selection: Selection) -> int | None:
+        return _counted(await self._all(THREADS_SQL, ()), selection)
 
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         rows = await self._all(HEAD_ID_SQL, (thread_id, checkpoint_ns))

@@ -21,16 +21,19 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.base import writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from ...delta import rebuild_messages, snapshot_value
 from ...engine import repair_messages
 from ..base import Head, RepairEntry, Selection
-from ..plain import decode_plain, plain_history_is_clean
+from ..plain import decode_plain, plain_history_is_clean, plain_replay
 from ..plan import Assessment, NewCheckpoint
 
 MIGRATION_LOCK = 7_284_001  # pg_advisory_xact_lock key serializing concurrent migrations
@@ -69,18 +72,24 @@ UPDATE langgraph_repair_runs SET finished_at = now(), summary = %s WHERE run_id 
 REPAIRS_OF_SQL = """
 SELECT thread_id, checkpoint_ns, source_checkpoint_id, repair_checkpoint_id
 FROM langgraph_repair_threads WHERE run_id = %s ORDER BY thread_id, checkpoint_ns"""
+PROBE_SQL = "SELECT 1 FROM checkpoints LIMIT 1"
 RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
 
 _HEADS_SQL = """
 WITH heads AS (
     SELECT DISTINCT ON (thread_id, checkpoint_ns)
-        thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions
+        thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions,
+        metadata -> 'counters_since_delta_snapshot' AS counters
     FROM checkpoints
     WHERE {where}
     ORDER BY thread_id DESC, checkpoint_ns DESC, checkpoint_id DESC
     LIMIT %(page)s
 )
-SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob
+SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob, b.channel,
+    ARRAY(
+        SELECT name FROM unnest(%(channels)s::text[]) AS name
+        WHERE h.versions ? name AND h.counters ? name
+    ) AS counted
 FROM heads h
 LEFT JOIN checkpoint_blobs b
     ON b.thread_id = h.thread_id
@@ -89,11 +98,96 @@ LEFT JOIN checkpoint_blobs b
     AND b.version = h.versions ->> b.channel
 ORDER BY h.thread_id DESC, h.checkpoint_ns DESC"""
 
+# A delta channel stores nothing at most heads: the ancestors' writes since the nearest
+# stored value rebuild it. This walks the parent chains of a page's delta heads at once,
+# stopping each at its seed, and returns the writes ('w') and seeds ('s') on the way.
+_SEEDED = """(
+    c.checkpoint -> 'channel_values' ? %(channel)s
+    OR EXISTS (
+        SELECT 1 FROM checkpoint_blobs s
+        WHERE s.thread_id = c.thread_id AND s.checkpoint_ns = c.checkpoint_ns
+        AND s.channel = %(channel)s AND s.type <> 'empty'
+        AND s.version = c.checkpoint -> 'channel_versions' ->> %(channel)s
+    )
+)"""
+DELTA_WALK_SQL = f"""
+WITH RECURSIVE walk (thread_id, checkpoint_ns, head_id, ancestor, depth, seeded, parent) AS (
+    SELECT c.thread_id, c.checkpoint_ns, h.head_id, c.checkpoint_id, 1, {_SEEDED},
+        c.parent_checkpoint_id
+    FROM unnest(%(threads)s::text[], %(namespaces)s::text[], %(heads)s::text[])
+        AS h (thread_id, checkpoint_ns, head_id)
+    JOIN checkpoints hc
+        ON hc.thread_id = h.thread_id AND hc.checkpoint_ns = h.checkpoint_ns
+        AND hc.checkpoint_id = h.head_id
+    JOIN checkpoints c
+        ON c.thread_id = hc.thread_id AND c.checkpoint_ns = hc.checkpoint_ns
+        AND c.checkpoint_id = hc.parent_checkpoint_id
+    UNION ALL
+    SELECT c.thread_id, c.checkpoint_ns, w.head_id, c.checkpoint_id, w.depth + 1, {_SEEDED},
+        c.parent_checkpoint_id
+    FROM walk w
+    JOIN checkpoints c
+        ON c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns
+        AND c.checkpoint_id = w.parent
+    WHERE NOT w.seeded
+)
+SELECT 'w', w.thread_id, w.checkpoint_ns, w.head_id, w.depth,
+    x.task_path, x.task_id, x.idx, x.type, x.blob
+FROM walk w
+JOIN checkpoint_writes x
+    ON x.thread_id = w.thread_id AND x.checkpoint_ns = w.checkpoint_ns
+    AND x.checkpoint_id = w.ancestor AND x.channel = %(channel)s
+UNION ALL
+SELECT 's', w.thread_id, w.checkpoint_ns, w.head_id, w.depth, NULL, NULL, NULL, b.type, b.blob
+FROM walk w
+JOIN checkpoints c
+    ON c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns
+    AND c.checkpoint_id = w.ancestor
+LEFT JOIN checkpoint_blobs b
+    ON b.thread_id = w.thread_id AND b.checkpoint_ns = w.checkpoint_ns
+    AND b.channel = %(channel)s AND b.type <> 'empty'
+    AND b.version = c.checkpoint -> 'channel_versions' ->> %(channel)s
+WHERE w.seeded"""
+
+HeadKey = tuple[str, str, str]
+
+
+@dataclass
+class PageVerdicts:
+    """A page of heads: whether each may be broken, and the delta channels still to walk."""
+
+    maybe_broken: dict[HeadKey, bool] = field(default_factory=dict)
+    to_walk: dict[str, list[HeadKey]] = field(default_factory=dict)
+    found: dict[HeadKey, set[str]] = field(default_factory=dict)
+    """The selected channels each head holds: stored there, or a delta channel's history."""
+
+    def heads(self) -> list[Head]:
+        return [
+            Head(*key, maybe_broken=broken, channels=frozenset(self.found[key]))
+            for key, broken in self.maybe_broken.items()
+        ]
+
+
+COUNT_SQL = """
+SELECT count(*) FROM (SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE {where}) h"""
+
 
 def heads_query(selection: Selection, after: tuple[str, str] | None) -> tuple[str, dict[str, Any]]:
     """One page of heads after the keyset cursor `after`, newest thread ids first."""
+    where, params = _where(selection, after)
+    params.update(page=selection.page_size, channels=list(selection.channels))
+    return _HEADS_SQL.format(where=where), params
+
+
+def count_query(selection: Selection) -> tuple[str, dict[str, Any]]:
+    """How many heads a run over `selection` looks at: one query, for a progress total."""
+    where, params = _where(selection, None)
+    return COUNT_SQL.format(where=where), params
+
+
+def _where(selection: Selection, after: tuple[str, str] | None) -> tuple[str, dict[str, Any]]:
     where = ["TRUE"]
-    params: dict[str, Any] = {"page": selection.page_size, "channels": list(selection.channels)}
+    params: dict[str, Any] = {}
     if after is not None:
         where.append("(thread_id, checkpoint_ns) < (%(after_thread)s, %(after_ns)s)")
         params.update(after_thread=after[0], after_ns=after[1])
@@ -103,18 +197,27 @@ def heads_query(selection: Selection, after: tuple[str, str] | None) -> tuple[st
     if selection.shard is not None:
         where.append("('x' || substr(md5(thread_id), 1, 7))::bit(28)::int %% %(n)s = %(k)s")
         params.update(k=selection.shard[0], n=selection.shard[1])
-    return _HEADS_SQL.format(where=" AND ".join(where)), params
+    return " AND ".join(where), params
 
 
-def heads_from_rows(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> list[Head]:
-    """Group the page's rows by head and give each head its first-look verdict."""
+def heads_from_rows(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> PageVerdicts:
+    """Group the page's rows by head and give each head its first-look verdict; a delta
+    channel with nothing stored at its head is left to walk (`delta_walk_query`)."""
     plain_ok = isinstance(serde, JsonPlusSerializer)
-    heads: dict[tuple[str, str, str], bool] = {}
-    for thread_id, ns, checkpoint_id, type_, blob in rows:
+    page = PageVerdicts()
+    counted: dict[HeadKey, list[str]] = {}
+    for thread_id, ns, checkpoint_id, type_, blob, channel, counted_here in rows:
         key = (thread_id, ns, checkpoint_id)
         clean = blob_is_clean(type_, blob, serde, plain_ok)
-        heads[key] = heads.get(key, False) or not clean
-    return [Head(t, ns, cid, maybe_broken) for (t, ns, cid), maybe_broken in heads.items()]
+        page.maybe_broken[key] = page.maybe_broken.get(key, False) or not clean
+        page.found.setdefault(key, set()).update([channel] if channel is not None else [])
+        counted[key] = list(counted_here or ())
+    for key, names in counted.items():
+        for name in names:
+            if name not in page.found[key]:
+                page.to_walk.setdefault(name, []).append(key)
+            page.found[key].add(name)
+    return page
 
 
 def blob_is_clean(
@@ -126,7 +229,7 @@ def blob_is_clean(
     try:
         if plain_ok and type_ == "msgpack":
             return plain_history_is_clean(decode_plain(blob))
-        value = serde.loads_typed((type_, bytes(blob)))
+        value = snapshot_value(serde.loads_typed((type_, bytes(blob))))
         return not isinstance(value, list) or not repair_messages(value).changed
     except Exception:  # undecodable here: let the full load decide
         return False
@@ -136,6 +239,71 @@ def claim_key(thread_id: str, checkpoint_ns: str) -> tuple[int, int]:
     """The two int4 keys of a (thread, namespace)'s repair lock: the same in every process."""
     digest = hashlib.md5(f"{thread_id}\0{checkpoint_ns}".encode()).digest()
     return CLAIM_LOCK_CLASS, int.from_bytes(digest[:4], "big", signed=True)
+
+
+def delta_walk_query(channel: str, keys: Sequence[HeadKey]) -> tuple[str, dict[str, Any]]:
+    threads, namespaces, heads = (list(column) for column in zip(*keys, strict=True))
+    params = {"channel": channel, "threads": threads, "namespaces": namespaces, "heads": heads}
+    return DELTA_WALK_SQL, params
+
+
+def judge_walks(
+    page: PageVerdicts,
+    channel: str,
+    rows: Sequence[Sequence[Any]],
+    serde: SerializerProtocol,
+) -> None:
+    """Fold the verdicts of one channel's walks into the page: a head stays clean only
+    when its rebuilt history certainly is."""
+    plain_ok = isinstance(serde, JsonPlusSerializer)
+    walks: dict[HeadKey, _Walk] = {key: _Walk() for key in page.to_walk.get(channel, [])}
+    for kind, thread_id, ns, head_id, depth, task_path, task_id, idx, type_, blob in rows:
+        walk = walks[(thread_id, ns, head_id)]
+        if kind == "s":
+            walk.seed = (type_, blob)
+        else:
+            sort_key = (-depth, *writes_sort_key(task_path or "", task_id or "", idx or 0))
+            walk.writes.append((sort_key, type_, blob))
+    for key, walk in walks.items():
+        clean = walk.is_clean(channel, serde, plain_ok)
+        page.maybe_broken[key] = page.maybe_broken[key] or not clean
+
+
+@dataclass
+class _Walk:
+    """One head's stored history of one delta channel, as the walk found it."""
+
+    seed: tuple[str | None, bytes | None] | None = None
+    writes: list[tuple[Any, str, bytes]] = field(default_factory=list)
+
+    def is_clean(self, channel: str, serde: SerializerProtocol, plain_ok: bool) -> bool:
+        if self.seed is not None and self.seed[1] is None:
+            return False  # a seed stored inline: odd for messages, let the full load decide
+        ordered = [(type_, bytes(blob)) for _, type_, blob in sorted(self.writes)]
+        try:
+            if plain_ok and all(type_ == "msgpack" for type_, _ in ordered):
+                return self._plain_clean(ordered)
+            return self._loaded_clean(channel, ordered, serde)
+        except Exception:  # undecodable here: let the full load decide
+            return False
+
+    def _plain_clean(self, ordered: list[tuple[str, bytes]]) -> bool:
+        seed: Any = []
+        if self.seed is not None:
+            if self.seed[0] != "msgpack":
+                return False
+            seed = decode_plain(bytes(self.seed[1] or b""))
+        value = plain_replay(seed, [decode_plain(blob) for _, blob in ordered])
+        return value is not None and plain_history_is_clean(value)
+
+    def _loaded_clean(
+        self, channel: str, ordered: list[tuple[str, bytes]], serde: SerializerProtocol
+    ) -> bool:
+        history: Any = {"writes": [("", channel, serde.loads_typed(w)) for w in ordered]}
+        if self.seed is not None:
+            history["seed"] = serde.loads_typed((str(self.seed[0]), bytes(self.seed[1] or b"")))
+        value = rebuild_messages(history)
+        return value is not None and not repair_messages(value).changed
 
 
 def repair_row(run_id: str, assessment: Assessment, new: NewCheckpoint) -> tuple[Any, ...]:

@@ -44,12 +44,27 @@ class PostgresStore(GenericStore):
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
         after: tuple[str, str] | None = None
-        while True:
-            rows = self._rows(*sql.heads_query(selection, after))
-            if not rows:
-                return
-            after = (rows[-1][0], rows[-1][1])
-            yield sql.heads_from_rows(rows, self.saver.serde)
+        while (page := self._page(selection, after)) is not None:
+            heads, after = page
+            yield heads
+
+    def _page(
+        self, selection: Selection, after: tuple[str, str] | None
+    ) -> tuple[list[Head], tuple[str, str]] | None:
+        """The heads after `after` with their verdicts and the next cursor; None past the
+        end. The page's rows are let go before the next page is read."""
+        rows = self._rows(*sql.heads_query(selection, after))
+        if not rows:
+            return None
+        page = sql.heads_from_rows(rows, self.saver.serde)
+        for channel, keys in page.to_walk.items():
+            walked = self._rows(*sql.delta_walk_query(channel, keys))
+            sql.judge_walks(page, channel, walked, self.saver.serde)
+        return page.heads(), (rows[-1][0], rows[-1][1])
+
+    def count_heads(self, selection: Selection) -> int | None:
+        rows = self._rows(*sql.count_query(selection))
+        return int(rows[0][0])
 
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         rows = self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))
@@ -71,6 +86,7 @@ class PostgresStore(GenericStore):
         return applied
 
     def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
+        self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
         self.migrate()
         self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(arguments)))
 

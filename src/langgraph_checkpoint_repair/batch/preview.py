@@ -1,0 +1,142 @@
+"""`preview_thread`: what a repair would do to one thread's head, before anything is written.
+
+The operator's look before trusting a run: the head's messages as stored (delta
+channels rebuilt as LangGraph rebuilds them), the same messages repaired, and
+the engine's actions. Reads only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from ..delta import aload_rebuilt, load_rebuilt, snapshot_value
+from ..engine import RepairAction, RepairPolicy, is_synthetic
+from ..engine.policy import DEFAULT_POLICY
+from ..in_flight import work_is_scheduled
+from ..stores.plan import assess, tuple_key
+from .runner import stored_saver
+
+
+class ThreadNotFound(ValueError):
+    """No checkpoint is stored for the (thread, namespace) asked for."""
+
+
+@dataclass(frozen=True)
+class ThreadPreview:
+    """One head's history before and after repair, and what the repair does."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    channel: str
+    before: list[BaseMessage]
+    after: list[BaseMessage]
+    actions: tuple[RepairAction, ...]
+    in_flight_calls: tuple[str, ...]
+    """Calls of the last AI message that may still run: left alone, as a run would."""
+    outcome: str
+    """What a run would do now: `clean`, `would_repair`, or `in_flight` (never written on)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "thread": self.thread_id,
+            "namespace": self.checkpoint_ns,
+            "checkpoint_id": self.checkpoint_id,
+            "channel": self.channel,
+            "before": [message_dict(m) for m in self.before],
+            "after": [message_dict(m) for m in self.after],
+            "actions": [a.to_dict() for a in self.actions],
+            "in_flight_calls": list(self.in_flight_calls),
+            "outcome": self.outcome,
+        }
+
+
+def message_dict(message: BaseMessage) -> dict[str, Any]:
+    """A message in LangChain's dict form, with the fields an operator reads."""
+    return {
+        "type": message.type,
+        "content": message.content,
+        "id": message.id,
+        "tool_calls": list(getattr(message, "tool_calls", None) or []),
+        "tool_call_id": getattr(message, "tool_call_id", None),
+        "synthetic": isinstance(message, ToolMessage) and is_synthetic(message),
+    }
+
+
+def preview_thread(
+    saver: BaseCheckpointSaver[Any],
+    thread_id: str,
+    *,
+    checkpoint_ns: str = "",
+    channel: str = "messages",
+    policy: RepairPolicy | None = None,
+) -> ThreadPreview:
+    """What `repair` would do to the head of `thread_id` now; writes nothing."""
+    saver = stored_saver(saver)
+    stored = saver.get_tuple(_head_config(thread_id, checkpoint_ns))
+    if stored is None:
+        raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
+    tup, _ = load_rebuilt(saver, stored, [channel])
+    return _preview(tup, channel, policy or DEFAULT_POLICY)
+
+
+async def apreview_thread(
+    saver: BaseCheckpointSaver[Any],
+    thread_id: str,
+    *,
+    checkpoint_ns: str = "",
+    channel: str = "messages",
+    policy: RepairPolicy | None = None,
+) -> ThreadPreview:
+    """The async twin of `preview_thread`."""
+    saver = stored_saver(saver)
+    stored = await saver.aget_tuple(_head_config(thread_id, checkpoint_ns))
+    if stored is None:
+        raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
+    tup, _ = await aload_rebuilt(saver, stored, [channel])
+    return _preview(tup, channel, policy or DEFAULT_POLICY)
+
+
+def _head_config(thread_id: str, checkpoint_ns: str) -> Any:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}}
+
+
+def _not_found(thread_id: str, checkpoint_ns: str) -> str:
+    where = f" in namespace {checkpoint_ns!r}" if checkpoint_ns else ""
+    return f"no thread {thread_id!r}{where} in this store"
+
+
+def _preview(tup: CheckpointTuple, channel: str, policy: RepairPolicy) -> ThreadPreview:
+    now = datetime.now(timezone.utc)
+    assessment = assess(tup, channels=[channel], policy=policy, min_idle=timedelta(0), now=now)
+    before = snapshot_value(tup.checkpoint["channel_values"].get(channel))
+    before = list(before) if isinstance(before, list) else []
+    after = list(assessment.repaired.get(channel, before))
+    thread_id, ns, checkpoint_id = tuple_key(tup)
+    in_flight = _pending_calls(after) if work_is_scheduled(tup) else ()
+    actions = assessment.actions.get(channel, ())
+    outcome = {"repair": "would_repair"}.get(assessment.status, assessment.status)
+    if not assessment.broken:
+        outcome = "clean"  # calls in flight alone are not broken
+    return ThreadPreview(
+        thread_id, ns, checkpoint_id, channel, before, after, actions, in_flight, outcome
+    )
+
+
+def _pending_calls(messages: list[BaseMessage]) -> tuple[str, ...]:
+    """The unanswered calls of the last AI message when only its results follow it."""
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            answered.add(message.tool_call_id)
+        elif isinstance(message, AIMessage):
+            calls = [*message.tool_calls, *message.invalid_tool_calls]
+            return tuple(str(c["id"]) for c in calls if c.get("id") not in answered)
+        else:
+            return ()
+    return ()

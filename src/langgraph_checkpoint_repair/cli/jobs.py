@@ -1,0 +1,192 @@
+"""One command on one target: open the saver as it must be opened, drive it through
+the API it implements (a saver with only the async API runs through the async
+batch functions), print the result, and turn it into an exit code."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from argparse import Namespace
+from typing import Any, TextIO
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from rich.console import Console
+
+from ..batch import (
+    RunOptions,
+    RunReport,
+    ThreadPreview,
+    UndoReport,
+    acount_heads,
+    apreview_thread,
+    arepair_threads,
+    aundo_run,
+    count_heads,
+    migrate,
+    preview_thread,
+    repair_threads,
+    undo_run,
+)
+from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver
+from .arguments import UsageError, build_policy
+from .output import list_lines, print_json, print_summary, print_threads, print_undo
+from .progress import RunProgress
+from .show import print_preview
+from .stopping import StopRequest
+
+EXIT_OK, EXIT_THREAD_FAILED, EXIT_USAGE, EXIT_SIGINT = 0, 1, 2, 130
+NOTHING_TO_MIGRATE = "nothing to migrate: this store keeps its audit in checkpoint metadata\n"
+
+
+class Job:
+    """The parsed command, its options, where it prints, and the stop request it obeys."""
+
+    def __init__(
+        self, args: Namespace, options: RunOptions | None, out: TextIO, stop: StopRequest
+    ) -> None:
+        self.args = args
+        self.options = options
+        self.out = out
+        self.stop = stop
+        self.report: RunReport | None = None
+        """The run's report as of its last finished page (for a failure mid-run)."""
+
+    @property
+    def written(self) -> int:
+        """Repair checkpoints this job has written so far."""
+        report = self.report
+        return 0 if report is None or report.dry_run else report.checkpoints_written
+
+    @property
+    def pool_size(self) -> int:
+        return self.options.concurrency + 1 if self.options else 2
+
+    def open_and_run(self) -> int:
+        with open_saver(self.args.target, pool_size=self.pool_size, gentle=True) as saver:
+            if implements(saver, SYNC_API):
+                return self.run(saver)
+            return asyncio.run(self.arun(saver))
+
+    async def aopen_and_run(self) -> int:
+        async with aopen_saver(self.args.target, pool_size=self.pool_size) as saver:
+            if implements(saver, ASYNC_API):
+                return await self.arun(saver)
+            return self.run(saver)
+
+    def run(self, saver: BaseCheckpointSaver[Any]) -> int:
+        if self.args.command == "migrate":
+            return self.migrated(migrate(saver))
+        if self.args.command == "undo":
+            return self.undone(undo_run(saver, self.args.run))
+        if self.args.command == "show":
+            return self.shown(preview_thread(saver, self.args.thread, **self.show_settings()))
+        assert self.options is not None
+        total = count_heads(saver, self.options) if self.progress_shown else None
+        with self.progress(total) as progress:
+            report = repair_threads(
+                saver,
+                self.options,
+                command=self.args.command,
+                on_progress=self.watching(progress),
+                stop=self.stop.event,
+            )
+        return self.finished(report)
+
+    async def arun(self, saver: BaseCheckpointSaver[Any]) -> int:
+        if self.args.command == "migrate":
+            raise UsageError("migrate needs a postgresql:// target or a sync saver")
+        if self.args.command == "undo":
+            return self.undone(await aundo_run(saver, self.args.run))
+        if self.args.command == "show":
+            settings = self.show_settings()
+            return self.shown(await apreview_thread(saver, self.args.thread, **settings))
+        assert self.options is not None
+        total = await acount_heads(saver, self.options) if self.progress_shown else None
+        with self.progress(total) as progress:
+            report = await arepair_threads(
+                saver,
+                self.options,
+                command=self.args.command,
+                on_progress=self.watching(progress),
+                stop=self.stop.event,
+            )
+        return self.finished(report)
+
+    @property
+    def progress_shown(self) -> bool:
+        """A progress bar only on a terminal (the head count it needs is one query)."""
+        return sys.stderr.isatty()
+
+    def progress(self, total: int | None) -> RunProgress:
+        assert self.options is not None
+        return RunProgress("scanning" if self.options.dry_run else "repairing", total)
+
+    def show_settings(self) -> dict[str, Any]:
+        return {
+            "checkpoint_ns": self.args.ns,
+            "channel": self.args.channel,
+            "policy": build_policy(self.args.policy),
+        }
+
+    def shown(self, preview: ThreadPreview) -> int:
+        if self.args.json:
+            print_json(preview.to_json(), self.out)
+        else:
+            print_preview(preview, Console(file=self.out, highlight=False))
+        return EXIT_OK
+
+    def watching(self, progress: RunProgress) -> Any:
+        """A progress callback that also keeps the latest report."""
+
+        def on_progress(report: RunReport) -> None:
+            self.report = report
+            progress(report)
+
+        return on_progress
+
+    def finished(self, report: RunReport) -> int:
+        self.report = report
+        self.print_report(report)
+        for channel in report.channels_not_found:
+            print(
+                f"langgraph-repair: warning: no scanned thread has a channel named {channel!r}",
+                file=sys.stderr,
+            )
+        if report.stopped and self.stop.exit_code is not None:
+            print(
+                f"langgraph-repair: stopped by {self.stop.name}; run the command again to finish",
+                file=sys.stderr,
+            )
+            return self.stop.exit_code
+        return EXIT_THREAD_FAILED if report.errors else EXIT_OK
+
+    def print_report(self, report: RunReport) -> None:
+        """The table and summary, or the JSON line: of a run, or of what a failed run did."""
+        if self.args.json:
+            payload = report.to_json()
+            if self.args.command == "scan":
+                payload["threads"] = [vars(t) for t in report.threads]
+            print_json(payload, self.out)
+        elif getattr(self.args, "list", False):
+            self.out.writelines(f"{line}\n" for line in list_lines(report))
+        else:
+            print_threads(report, self.out)
+            print_summary(report, self.out, "scan" if self.args.command == "scan" else "run")
+
+    def undone(self, undo: UndoReport) -> int:
+        if self.args.json:
+            print_json(undo.to_json(), self.out)
+        else:
+            print_undo(undo, self.out)
+        return EXIT_THREAD_FAILED if undo.errors else EXIT_OK
+
+    def migrated(self, applied: list[str] | None) -> int:
+        if self.args.json:
+            print_json({"applied": applied or [], "audit_tables": applied is not None}, self.out)
+        elif applied is None:
+            self.out.write(
+                "nothing to migrate: this store keeps its audit in checkpoint metadata\n"
+            )
+        else:
+            self.out.write(f"applied: {', '.join(applied)}\n" if applied else "up to date\n")
+        return EXIT_OK

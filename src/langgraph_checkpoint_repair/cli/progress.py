@@ -1,0 +1,81 @@
+"""The progress display of `scan` and `repair`: a Rich bar on a terminal, nothing elsewhere.
+
+With a total (PostgreSQL and SQLite count heads in one query), a bar with
+done/total and the time left; without one (any other saver, whose heads are
+only known once listed), a spinner with the count and the rate.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ..batch import RunReport
+
+
+class RunProgress:
+    """Call it with the run's report after each page; use it as a context manager."""
+
+    def __init__(self, verb: str, total: int | None, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.enabled = self.console.is_terminal
+        columns = _columns(total, repairing=verb == "repairing")
+        self.progress = Progress(*columns, console=self.console, transient=False)
+        self.task = self.progress.add_task(verb, total=total, broken=0, repaired=0)
+
+    def __call__(self, report: RunReport) -> None:
+        if self.enabled:
+            self.progress.update(
+                self.task,
+                completed=report.threads_scanned,
+                broken=report.threads_needing_repair,
+                repaired=report.threads_repaired,
+            )
+
+    def __enter__(self) -> RunProgress:
+        if self.enabled:
+            self.progress.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self.enabled:
+            self.progress.stop()
+
+
+def _columns(total: int | None, repairing: bool) -> list[ProgressColumn | str]:
+    counts = "{task.fields[broken]:,} broken"
+    if repairing:
+        counts += ", {task.fields[repaired]:,} repaired"
+    if total is not None:
+        return [
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(separator="/"),
+            TaskProgressColumn(),
+            TextColumn(counts),
+            TimeRemainingColumn(),
+        ]
+    return [
+        SpinnerColumn(),
+        TextColumn("{task.description} {task.completed:,} heads"),
+        TaskProgressColumn(show_speed=True),
+        TextColumn(counts),
+        TimeElapsedColumn(),
+    ]

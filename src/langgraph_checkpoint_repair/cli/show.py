@@ -1,0 +1,126 @@
+"""`langgraph-repair show`: one head's messages before and after repair, side by side.
+
+Rows are aligned with difflib over the messages' dict forms, so an untouched
+message sits next to itself and what the repair adds, drops or rewrites stands
+out: `+` added, `-` dropped, `~` rewritten (same id, new content).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..batch.preview import ThreadPreview, message_dict
+from .cells import one_line
+
+EXCERPT = 60
+STYLES = {"+": "green", "-": "red", "~": "yellow", " ": ""}
+
+
+@dataclass(frozen=True)
+class Row:
+    mark: str
+    """' ' unchanged, '+' added by the repair, '-' dropped, '~' rewritten."""
+    before: BaseMessage | None
+    after: BaseMessage | None
+
+
+def align(before: Sequence[BaseMessage], after: Sequence[BaseMessage]) -> list[Row]:
+    """Pair each message with its repaired self; the rest are additions and drops."""
+    keys_before = [_fingerprint(m) for m in before]
+    keys_after = [_fingerprint(m) for m in after]
+    matcher = SequenceMatcher(a=keys_before, b=keys_after, autojunk=False)
+    rows: list[Row] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            rows += [Row(" ", b, a) for b, a in zip(before[i1:i2], after[j1:j2], strict=True)]
+        else:
+            rows += _pair_changes(before[i1:i2], after[j1:j2])
+    return rows
+
+
+def _fingerprint(message: BaseMessage) -> str:
+    return json.dumps(message_dict(message), sort_keys=True, default=str)
+
+
+def _pair_changes(dropped: Sequence[BaseMessage], added: Sequence[BaseMessage]) -> list[Row]:
+    """A dropped and an added message with the same id are one rewritten message."""
+    by_id = {m.id: m for m in added if m.id is not None}
+    rewritten = {m.id for m in dropped if m.id in by_id}
+    rows = [Row("~", m, by_id[m.id]) if m.id in rewritten else Row("-", m, None) for m in dropped]
+    return rows + [Row("+", None, m) for m in added if m.id not in rewritten]
+
+
+def describe(message: BaseMessage | None, in_flight: Sequence[str] = ()) -> str:
+    """Role, a one-line excerpt, and the calls it makes or answers."""
+    if message is None:
+        return ""
+    fields = message_dict(message)
+    parts = [f"{message.type}:", one_line(_text_of(message.content), EXCERPT)]
+    calls = [
+        f"{c.get('name')}#{c.get('id')}" + (" (in flight)" if c.get("id") in in_flight else "")
+        for c in fields["tool_calls"]
+    ]
+    if calls:
+        parts.append(f"calls {', '.join(calls)}")
+    if fields["tool_call_id"]:
+        parts.append(f"answers #{fields['tool_call_id']}")
+    if fields["synthetic"]:
+        parts.append("[synthetic]")
+    return " ".join(part for part in parts if part)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = [
+        block if isinstance(block, str) else str(block.get("text") or block.get("type", ""))
+        for block in content or []
+        if isinstance(block, (str, dict))
+    ]
+    return " ".join(parts)
+
+
+def print_preview(preview: ThreadPreview, console: Console) -> None:
+    """The side-by-side table, then the actions and the verdict."""
+    title = f"thread {preview.thread_id}"
+    if preview.checkpoint_ns:
+        title += f"  namespace {preview.checkpoint_ns}"
+    table = Table(title=one_line(title, 200), caption=f"head {preview.checkpoint_id}", expand=True)
+    table.add_column("", width=1, no_wrap=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("before", overflow="fold", ratio=1)
+    table.add_column("after", overflow="fold", ratio=1)
+    for n, row in enumerate(align(preview.before, preview.after), start=1):
+        style = STYLES[row.mark]
+        table.add_row(
+            row.mark,
+            str(n),
+            Text(describe(row.before, preview.in_flight_calls), style=style),
+            Text(describe(row.after, preview.in_flight_calls), style=style),
+        )
+    console.print(table)
+    for action in preview.actions:
+        name = f" {action.tool_name}" if action.tool_name else ""
+        line = f"  {action.kind}: call #{action.tool_call_id}{name} (message {action.index})"
+        console.print(Text(one_line(line)))
+    console.print(Text(_verdict(preview)))
+
+
+def _verdict(preview: ThreadPreview) -> str:
+    if preview.outcome == "clean" and not preview.in_flight_calls:
+        return "clean: nothing to repair"
+    pending = ", ".join(preview.in_flight_calls)
+    if preview.outcome == "clean":
+        return f"clean; calls in flight, left to run: {pending}"
+    if preview.outcome == "in_flight":
+        return f"broken, but work is in flight: a run leaves this head alone ({pending or '-'})"
+    return f"a repair run would write these {len(preview.actions)} change(s)"

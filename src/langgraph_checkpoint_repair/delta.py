@@ -1,0 +1,223 @@
+"""Delta message channels: rebuild them as LangGraph does, and snapshot repaired ones.
+
+A `DeltaChannel` (deepagents' `messages`, for one) stores no value in most
+checkpoints. LangGraph rebuilds it from the nearest stored seed (a
+`_DeltaSnapshot` or a plain value) by replaying the writes of the ancestors
+through the channel's reducer. To repair such a channel we rebuild the same
+list, with LangGraph's own channel and reducer; to persist a repair we store
+the whole list as a `_DeltaSnapshot`, which stops every later walk there.
+
+Which channels are delta channels is read off the checkpoint: a stored
+`_DeltaSnapshot` says so, and so does the channel's entry in the metadata's
+`counters_since_delta_snapshot` (LangGraph counts updates there for every delta
+channel until its next snapshot). Named channels with a version and nothing
+stored are rebuilt too, as LangGraph would.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, cast
+
+from langchain_core.messages import BaseMessage, RemoveMessage
+from langgraph.channels.binop import _get_overwrite
+from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    Checkpoint,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, _messages_delta_reducer
+
+logger = logging.getLogger("langgraph_checkpoint_repair")
+
+COUNTERS_KEY = "counters_since_delta_snapshot"
+"""Checkpoint metadata: delta channel -> (updates, supersteps) since its last snapshot."""
+
+MESSAGE_TYPES = frozenset({"human", "ai", "tool", "system", "function", "remove", "chat"})
+
+
+def snapshot_value(value: Any) -> Any:
+    """The list inside a `_DeltaSnapshot`; any other value as it is."""
+    return value.value if isinstance(value, _DeltaSnapshot) else value
+
+
+def is_snapshot(value: Any) -> bool:
+    return isinstance(value, _DeltaSnapshot)
+
+
+def as_snapshot(value: Any) -> _DeltaSnapshot:
+    return _DeltaSnapshot(value)
+
+
+def _counted(tup: CheckpointTuple) -> Collection[str]:
+    """The channels whose updates since their last snapshot the metadata counts."""
+    counters: Any = (tup.metadata or {}).get(COUNTERS_KEY) or {}
+    return counters if isinstance(counters, dict) else {}
+
+
+def delta_channel_names(tup: CheckpointTuple) -> set[str]:
+    """The channels this checkpoint shows to be delta channels: snapshotted or counted."""
+    values = tup.checkpoint.get("channel_values") or {}
+    return {name for name, value in values.items() if is_snapshot(value)} | set(_counted(tup))
+
+
+def channels_to_rebuild(tup: CheckpointTuple, names: Collection[str] | None) -> list[str]:
+    """The delta channels LangGraph would rebuild by walking this checkpoint's ancestors.
+
+    A channel needs the walk when it has a version and nothing stored here. It is
+    known as a delta channel when it is named (`names`), or, by default, when the
+    metadata counts its updates since the last snapshot.
+    """
+    checkpoint = tup.checkpoint
+    values = checkpoint.get("channel_values") or {}
+    versions = checkpoint.get("channel_versions") or {}
+    candidates = names if names is not None else _counted(tup)
+    return [name for name in candidates if name in versions and name not in values]
+
+
+def messages_reducer(state: Sequence[Any] | None, writes: Sequence[Any]) -> list[BaseMessage]:
+    """LangGraph's batch message reducer, honouring `REMOVE_ALL_MESSAGES`.
+
+    LangGraph's experimental `_messages_delta_reducer` ignores the sentinel;
+    deepagents' reducer (and `add_messages`) clear everything before it. Both
+    agree on every other write, so the sentinel is applied first, then
+    LangGraph's reducer does the rest.
+    """
+    flat: list[Any] = []
+    for write in writes:
+        if isinstance(write, list):
+            flat.extend(write)
+        else:
+            flat.append(write)
+    cut = _last_remove_all(flat)
+    if cut is not None:
+        state, flat = [], flat[cut + 1 :]
+    reduced: list[Any] = _messages_delta_reducer(list(state or []), [flat])
+    return reduced
+
+
+def _last_remove_all(items: Sequence[Any]) -> int | None:
+    """Where the last `REMOVE_ALL_MESSAGES` sentinel is, as a message or a message dict."""
+    found = None
+    for index, item in enumerate(items):
+        if _is_remove_all(item):
+            found = index
+    return found
+
+
+def _is_remove_all(item: Any) -> bool:
+    if isinstance(item, RemoveMessage):
+        return item.id == REMOVE_ALL_MESSAGES
+    return (
+        isinstance(item, dict)
+        and item.get("type") == "remove"
+        and item.get("id") == REMOVE_ALL_MESSAGES
+    )
+
+
+def rebuild_messages(history: DeltaChannelHistory) -> list[BaseMessage] | None:
+    """The channel's value as LangGraph rebuilds it, or None when it does not hold messages.
+
+    LangGraph's own `DeltaChannel` does the replay (`Overwrite` included).
+    """
+    seed: Any = history.get("seed", [])
+    if not _holds_message_likes(snapshot_value(seed)):
+        return None
+    writes = history.get("writes") or []
+    if not all(_is_message_write(write[2]) for write in writes):
+        return None
+    channel: DeltaChannel[list[BaseMessage]] = DeltaChannel(messages_reducer).from_checkpoint(seed)
+    channel.replay_writes(writes)
+    value = channel.value
+    return cast(list[BaseMessage], value) if _holds_messages(value) else None
+
+
+def _is_message_write(value: Any) -> bool:
+    is_overwrite, overwritten = _get_overwrite(value)
+    if is_overwrite:
+        return overwritten is None or _holds_message_likes(overwritten)
+    if isinstance(value, (list, tuple)) and not _is_message_like(value):
+        return _holds_message_likes(value)
+    return _is_message_like(value)
+
+
+def _holds_message_likes(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(_is_message_like(item) for item in value)
+
+
+def _is_message_like(item: Any) -> bool:
+    """A message, or what LangGraph turns into one (a message dict, a string, (role, content))."""
+    if isinstance(item, (BaseMessage, str)):
+        return True
+    if isinstance(item, dict):
+        return item.get("type") in MESSAGE_TYPES or "role" in item
+    return (
+        isinstance(item, tuple) and len(item) == 2 and all(isinstance(part, str) for part in item)
+    )
+
+
+def _holds_messages(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, BaseMessage) for item in value)
+
+
+def with_rebuilt(
+    tup: CheckpointTuple, histories: Mapping[str, DeltaChannelHistory]
+) -> tuple[CheckpointTuple, list[str]]:
+    """The tuple with each delta message channel rebuilt into a `_DeltaSnapshot`.
+
+    Returns the new tuple and the names rebuilt; channels that do not hold
+    messages are left out, for LangGraph to rebuild with its own reducer.
+    """
+    rebuilt: dict[str, Any] = {}
+    for name, history in histories.items():
+        messages = rebuild_messages(history)
+        if messages is not None:
+            rebuilt[name] = _DeltaSnapshot(messages)
+    if not rebuilt:
+        return tup, []
+    values = {**tup.checkpoint["channel_values"], **rebuilt}
+    checkpoint = cast(Checkpoint, {**tup.checkpoint, "channel_values": values})
+    return tup._replace(checkpoint=checkpoint), list(rebuilt)
+
+
+def load_rebuilt(
+    saver: BaseCheckpointSaver[Any], tup: CheckpointTuple, names: Collection[str] | None
+) -> tuple[CheckpointTuple, list[str]]:
+    """`with_rebuilt` over the inner saver's own stored history (sync)."""
+    wanted = channels_to_rebuild(tup, names)
+    if not wanted:
+        return tup, []
+    histories = saver.get_delta_channel_history(config=tup.config, channels=wanted)
+    return with_rebuilt(tup, histories)
+
+
+async def aload_rebuilt(
+    saver: BaseCheckpointSaver[Any], tup: CheckpointTuple, names: Collection[str] | None
+) -> tuple[CheckpointTuple, list[str]]:
+    """`with_rebuilt` over the inner saver's own stored history (async)."""
+    wanted = channels_to_rebuild(tup, names)
+    if not wanted:
+        return tup, []
+    histories = await saver.aget_delta_channel_history(config=tup.config, channels=wanted)
+    return with_rebuilt(tup, histories)
+
+
+def counters_after_snapshot(
+    metadata: Mapping[str, Any], snapshotted: Collection[str]
+) -> dict[str, list[int]] | None:
+    """The head's snapshot counters for a checkpoint on top of it that snapshots `snapshotted`.
+
+    Those channels restart from zero (LangGraph leaves zero counters out); the
+    others advance by one superstep, as LangGraph's `update_state` does.
+    """
+    counters: Mapping[str, Any] = metadata.get(COUNTERS_KEY) or {}
+    advanced = {
+        name: [int(updates), int(steps) + 1]
+        for name, (updates, steps) in counters.items()
+        if name not in snapshotted
+    }
+    return advanced or None

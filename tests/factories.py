@@ -1,0 +1,129 @@
+"""`module:attr` targets for the CLI tests: good and bad saver factories, as users write them.
+
+The savers keep their data in the SQLite file named by `REPAIR_TEST_SQLITE`, so a
+command run in a child process sees what the test seeded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+SQLITE_ENV = "REPAIR_TEST_SQLITE"
+
+
+def _sqlite() -> SqliteSaver:
+    return SqliteSaver(sqlite3.connect(os.environ[SQLITE_ENV], check_same_thread=False))
+
+
+class AsyncOnlySaver(BaseCheckpointSaver[Any]):
+    """A saver implementing only the async API (as some third-party savers do);
+    it stores through a SqliteSaver."""
+
+    def __init__(self, inner: SqliteSaver) -> None:
+        super().__init__(serde=inner.serde)
+        self.inner = inner
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.inner.get_tuple(config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        for tup in self.inner.list(config, filter=filter, before=before, limit=limit):
+            yield tup
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self.inner.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self.inner.put_writes(config, writes, task_id, task_path)
+
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        return self.inner.get_next_version(current, channel)
+
+
+def async_only_saver() -> AsyncOnlySaver:
+    """A plain factory of an async-only saver."""
+    return AsyncOnlySaver(_sqlite())
+
+
+async def async_def_factory() -> AsyncOnlySaver:
+    """An `async def` factory: the command must await it, with no warning."""
+    return AsyncOnlySaver(_sqlite())
+
+
+@contextlib.asynccontextmanager
+async def async_context_factory() -> AsyncIterator[AsyncOnlySaver]:
+    saver = AsyncOnlySaver(_sqlite())
+    try:
+        yield saver
+    finally:
+        saver.inner.conn.close()
+
+
+@contextlib.contextmanager
+def sqlite_saver() -> Iterator[SqliteSaver]:
+    """A sync context-manager factory over the same file."""
+    saver = _sqlite()
+    try:
+        yield saver
+    finally:
+        saver.conn.close()
+
+
+def needs_arguments(uri: str) -> SqliteSaver:
+    """A factory that cannot be called with no arguments."""
+    return SqliteSaver(sqlite3.connect(uri))
+
+
+def raises() -> SqliteSaver:
+    raise ConnectionError("the secrets vault did not answer")
+
+
+class NoFullListingSaver(InMemorySaver):
+    """Like object-storage savers: listing needs a thread id."""
+
+    def list(self, config: RunnableConfig | None, **kwargs: Any) -> Iterator[CheckpointTuple]:
+        if config is None:
+            raise NotImplementedError("listing every thread is not supported; pass a thread id")
+        return super().list(config, **kwargs)
+
+
+def no_full_listing() -> NoFullListingSaver:
+    return NoFullListingSaver()
+
+
+def nothing_implemented() -> BaseCheckpointSaver[Any]:
+    return BaseCheckpointSaver()

@@ -1,0 +1,3 @@
+"""A module whose own code fails on import, as a half-configured settings module does."""
+
+raise RuntimeError("DATABASE_URL is not set")
