@@ -100,10 +100,14 @@ class GenericStore:
     def _newer_than(self, assessment: Assessment) -> Iterator[Stored]:
         """The thread's checkpoints newer than the repair's source, newest first."""
         scope = _thread_config(assessment.thread_id, assessment.checkpoint_ns)
-        for tup in self.saver.list(scope):
-            if not _newer(tup, assessment):
-                return
-            yield _stored(tup)
+        listed = self.saver.list(scope)
+        try:
+            for tup in listed:
+                if not _newer(tup, assessment):
+                    return
+                yield _stored(tup)
+        finally:  # a listing stopped early may still hold the saver's lock
+            getattr(listed, "close", lambda: None)()
 
     def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
         """Nothing to do: each repair checkpoint records its run in its metadata."""
@@ -161,10 +165,16 @@ class AsyncGenericStore:
 
     async def _newer_than(self, assessment: Assessment) -> AsyncIterator[Stored]:
         scope = _thread_config(assessment.thread_id, assessment.checkpoint_ns)
-        async for tup in self.saver.alist(scope):
-            if not _newer(tup, assessment):
-                return
-            yield _stored(tup)
+        listed = self.saver.alist(scope)
+        try:
+            async for tup in listed:
+                if not _newer(tup, assessment):
+                    return
+                yield _stored(tup)
+        finally:  # an async listing stopped early is not closed until collected
+            close = getattr(listed, "aclose", None)
+            if close is not None:
+                await close()
 
     async def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
         """Nothing to do: each repair checkpoint records its run in its metadata."""
