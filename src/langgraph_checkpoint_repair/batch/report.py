@@ -19,7 +19,7 @@ class ThreadReport:
     checkpoint_ns: str
     checkpoint_id: str
     outcome: str
-    """repaired, would_repair, in_flight, recent, moved_on."""
+    """repaired, would_repair, in_flight, recent, moved_on, claimed, superseded."""
     actions: dict[str, list[str]]
     repair_checkpoint_id: str | None = None
 
@@ -85,6 +85,8 @@ class RunReport:
                     self.actions.update(a.kind for a in actions)
             else:
                 self.skipped[outcome] += 1
+                if written is not None:  # a repair an application write overtook
+                    self.checkpoints_written += 1
             report = ThreadReport.of(assessment, outcome)
             report.repair_checkpoint_id = written
             self.threads.append(report)

@@ -25,6 +25,7 @@ from ..stores.plan import (
     repair_detail,
     undo_detail,
 )
+from ..stores.races import WriteOutcome, head_moved
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
 from .report import RunReport, UndoReport, UnknownRun, first_line
 
@@ -103,7 +104,15 @@ class _Run:
         self.on_progress(report)
         return report.stopped
 
-    def wrote(self, assessment: Assessment, new: NewCheckpoint) -> None:
+    def wrote(self, assessment: Assessment, new: NewCheckpoint, outcome: WriteOutcome) -> None:
+        """Report what a write turned out to be: only a repaired head counts as repaired."""
+        if outcome != "repaired":
+            written = new.checkpoint_id if outcome == "superseded" else None
+            self.report.record(assessment, outcome, written)
+            logger.info(
+                "%s thread=%s ns=%r", outcome, assessment.thread_id, assessment.checkpoint_ns
+            )
+            return
         self.report.record(assessment, "repaired", new.checkpoint_id)
         logger.info(
             "repaired thread=%s ns=%r checkpoint=%s -> %s actions=%s",
@@ -175,16 +184,14 @@ class _SyncRun(_Run):
             self.report.failed(head.thread_id, head.checkpoint_ns, error)
 
     def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
-        if self.store.head_id(assessment.thread_id, assessment.checkpoint_ns) != (
-            assessment.checkpoint_id
-        ):
-            self.report.record(assessment, "moved_on")
+        current = self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)
+        moved = head_moved(current, assessment, new)  # before waiting for the pacer
+        if moved is not None:
+            self.report.record(assessment, moved)
             return
         if not self.pacer.wait():
             return  # stopped while waiting for its turn: left for the next run
-        self.store.record_repair(self.options.run_id, assessment, new)
-        self.store.write(new)
-        self.wrote(assessment, new)
+        self.wrote(assessment, new, self.store.write_repair(self.options.run_id, assessment, new))
 
 
 class _AsyncRun(_Run):
@@ -220,14 +227,14 @@ class _AsyncRun(_Run):
 
     async def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
         current = await self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)
-        if current != assessment.checkpoint_id:
-            self.report.record(assessment, "moved_on")
+        moved = head_moved(current, assessment, new)  # before waiting for the pacer
+        if moved is not None:
+            self.report.record(assessment, moved)
             return
         if not await self.pacer.await_turn():
             return  # stopped while waiting for its turn: left for the next run
-        await self.store.record_repair(self.options.run_id, assessment, new)
-        await self.store.write(new)
-        self.wrote(assessment, new)
+        outcome = await self.store.write_repair(self.options.run_id, assessment, new)
+        self.wrote(assessment, new, outcome)
 
 
 def migrate(saver: BaseCheckpointSaver[Any]) -> list[str] | None:

@@ -4,6 +4,12 @@ Finding heads needs one pass of `list()` over the store (the API has no other
 way to enumerate threads); each head is then loaded with `get_tuple`. The run
 is recorded in the repair checkpoints' own metadata, which `repairs_of` reads
 back with a metadata filter.
+
+The public API has no lock or transaction, so a repair is written after one
+more look at the head and checked after writing (`races`). Two runs repairing
+one head write the same checkpoint id, so the store keeps one repair checkpoint
+for it whatever the timing; both runs may count it only if they write within
+moments of each other.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from .base import Head, RepairEntry, Selection, entry_from_metadata
 from .plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
+from .races import Stored, WriteOutcome, head_moved, settled
 
 
 def _latest(keys: Iterable[tuple[str, str, str]]) -> list[Head]:
@@ -39,6 +46,16 @@ def _scopes(selection: Selection) -> list[Any]:
 
 def _thread_config(thread_id: str, checkpoint_ns: str) -> Any:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}}
+
+
+def _stored(tup: CheckpointTuple) -> Stored:
+    parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+    run_id = tup.metadata.get(RUN_KEY)
+    return Stored(tuple_key(tup)[2], parent, run_id if isinstance(run_id, str) else None)
+
+
+def _newer(tup: CheckpointTuple, assessment: Assessment) -> bool:
+    return tuple_key(tup)[2] > assessment.checkpoint_id
 
 
 class GenericStore:
@@ -70,11 +87,30 @@ class GenericStore:
     def write(self, new: NewCheckpoint) -> None:
         self.saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
 
+    def write_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome:
+        """Write the repair if the head has not moved, then see what it turned out to be.
+        The repair checkpoint's metadata is the run's record."""
+        current = self.head_id(assessment.thread_id, assessment.checkpoint_ns)
+        moved = head_moved(current, assessment, new)
+        if moved is not None:
+            return moved
+        self.write(new)
+        return settled(self._newer_than(assessment), assessment, new, run_id)
+
+    def _newer_than(self, assessment: Assessment) -> Iterator[Stored]:
+        """The thread's checkpoints newer than the repair's source, newest first."""
+        scope = _thread_config(assessment.thread_id, assessment.checkpoint_ns)
+        listed = self.saver.list(scope)
+        try:
+            for tup in listed:
+                if not _newer(tup, assessment):
+                    return
+                yield _stored(tup)
+        finally:  # a listing stopped early may still hold the saver's lock
+            getattr(listed, "close", lambda: None)()
+
     def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
         """Nothing to do: each repair checkpoint records its run in its metadata."""
-
-    def record_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> None:
-        """Nothing to do: the repair checkpoint's metadata is the record."""
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         """Nothing to do: the run's report is returned to the caller."""
@@ -115,11 +151,33 @@ class AsyncGenericStore:
     async def write(self, new: NewCheckpoint) -> None:
         await self.saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
 
+    async def write_repair(
+        self, run_id: str, assessment: Assessment, new: NewCheckpoint
+    ) -> WriteOutcome:
+        """The twin of `GenericStore.write_repair`."""
+        current = await self.head_id(assessment.thread_id, assessment.checkpoint_ns)
+        moved = head_moved(current, assessment, new)
+        if moved is not None:
+            return moved
+        await self.write(new)
+        newer = [stored async for stored in self._newer_than(assessment)]
+        return settled(newer, assessment, new, run_id)
+
+    async def _newer_than(self, assessment: Assessment) -> AsyncIterator[Stored]:
+        scope = _thread_config(assessment.thread_id, assessment.checkpoint_ns)
+        listed = self.saver.alist(scope)
+        try:
+            async for tup in listed:
+                if not _newer(tup, assessment):
+                    return
+                yield _stored(tup)
+        finally:  # an async listing stopped early is not closed until collected
+            close = getattr(listed, "aclose", None)
+            if close is not None:
+                await close()
+
     async def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
         """Nothing to do: each repair checkpoint records its run in its metadata."""
-
-    async def record_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> None:
-        """Nothing to do: the repair checkpoint's metadata is the record."""
 
     async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         """Nothing to do: the run's report is returned to the caller."""

@@ -22,6 +22,7 @@ from ..delta import (
 )
 from ..engine import RepairAction, RepairPolicy, repair_messages
 from ..in_flight import has_pending_results, work_is_scheduled
+from .ids import id_after
 
 RUN_KEY = "langgraph_repair_run"
 """Top-level metadata key of a repair checkpoint: the run that wrote it (filterable)."""
@@ -140,7 +141,7 @@ def checkpoint_on_top(
     """
     checkpoint = copy_checkpoint(head.checkpoint)
     step = int(head.metadata.get("step", -1)) + 1
-    checkpoint["id"] = str(uuid6(clock_seq=step))
+    checkpoint["id"] = id_after(head.checkpoint["id"], step)  # application writes stay newer
     checkpoint["ts"] = datetime.now(timezone.utc).isoformat()
     current = max(checkpoint["channel_versions"].values(), default=None)
     new_versions = {}

@@ -1,12 +1,29 @@
-"""SQLite (the embedded default): heads found by SQL, everything else through the saver."""
+"""SQLite (the embedded default): heads found by SQL, everything else through the saver.
+
+A repair is written inside one `BEGIN IMMEDIATE` transaction on the saver's own
+connection: the head is looked at again and the saver's `put` inserts the
+repair before the transaction ends, while SQLite keeps every other writer out,
+in this process or any other. Two runs cannot both repair a head, and no
+application write can land between the last look and the repair. The
+transaction is opened under the saver's lock and the saver's `put` (which takes
+that lock itself) commits it; a lock of the store's own keeps the store's
+other workers from opening a second transaction on the connection meanwhile.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
 from .base import Head, Selection
 from .generic import AsyncGenericStore, GenericStore
+from .plan import Assessment, NewCheckpoint
+from .races import WriteOutcome, head_moved, sibling_key, thread_key
 
 HEADS_SQL = """
 SELECT thread_id, checkpoint_ns, MAX(checkpoint_id)
@@ -17,6 +34,11 @@ ORDER BY thread_id, checkpoint_ns
 LIMIT ?
 """
 HEAD_ID_SQL = "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+SIBLINGS_SQL = """
+SELECT count(*) FROM checkpoints
+WHERE thread_id = :thread_id AND checkpoint_ns = :checkpoint_ns AND checkpoint_id > :source
+    AND parent_checkpoint_id = :source AND checkpoint_id <> :repair"""
+
 THREADS_SQL = "SELECT thread_id FROM checkpoints GROUP BY thread_id, checkpoint_ns"
 
 
@@ -28,52 +50,139 @@ def _selected(rows: list[Any], selection: Selection) -> list[Head]:
     return [Head(str(t), str(ns), str(cid)) for t, ns, cid in rows if selection.takes(str(t))]
 
 
+def _put_args(new: NewCheckpoint) -> tuple[Any, ...]:
+    return (new.config, new.checkpoint, new.metadata, new.new_versions)
+
+
 class SqliteStore(GenericStore):
     """SqliteSaver: keyset-paged SQL finds the head of each (thread, namespace)."""
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        super().__init__(saver)
+        self.writing = threading.Lock()
+        self.conn: sqlite3.Connection = saver.conn  # type: ignore[attr-defined]
+        self.lock: threading.Lock = saver.lock  # type: ignore[attr-defined]
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
         after: tuple[str, str] = ("", "")
         while True:
-            with self.saver.lock:  # type: ignore[attr-defined]
-                rows = self.saver.conn.execute(HEADS_SQL, (*after, selection.page_size)).fetchall()  # type: ignore[attr-defined]
+            with self.lock:
+                rows = self.conn.execute(HEADS_SQL, (*after, selection.page_size)).fetchall()
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])
             yield _selected(rows, selection)
 
     def count_heads(self, selection: Selection) -> int | None:
-        with self.saver.lock:  # type: ignore[attr-defined]
-            rows = self.saver.conn.execute(THREADS_SQL).fetchall()  # type: ignore[attr-defined]
+        with self.lock:
+            rows = self.conn.execute(THREADS_SQL).fetchall()
         return _counted(rows, selection)
 
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
-        with self.saver.lock:  # type: ignore[attr-defined]
-            row = self.saver.conn.execute(HEAD_ID_SQL, (thread_id, checkpoint_ns)).fetchone()  # type: ignore[attr-defined]
+        with self.lock:
+            row = self.conn.execute(HEAD_ID_SQL, (thread_id, checkpoint_ns)).fetchone()
         return None if row is None else row[0]
+
+    def write_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome:
+        """Look at the head again and write the repair, all in one write transaction."""
+        with self.writing:
+            moved = self._begin(assessment, new)
+            if moved is not None:
+                return moved
+            try:
+                self.saver.put(*_put_args(new))
+            except BaseException:
+                self._end("ROLLBACK")
+                raise
+            self._end("COMMIT")
+        with self.lock:
+            siblings = self.conn.execute(SIBLINGS_SQL, sibling_key(assessment, new)).fetchone()
+        return "superseded" if siblings[0] else "repaired"
+
+    def _begin(self, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome | None:
+        """Open the write transaction; None when the head is still the repair's source
+        (otherwise the transaction is rolled back)."""
+        with self.lock:
+            self.saver.setup()  # type: ignore[attr-defined]  # its script commits: run it first
+            self.conn.execute("BEGIN IMMEDIATE")
+            moved: WriteOutcome | None = "moved_on"
+            try:
+                row = self.conn.execute(HEAD_ID_SQL, thread_key(assessment)).fetchone()
+                moved = head_moved(row[0], assessment, new)
+            finally:
+                if moved is not None:
+                    self.conn.execute("ROLLBACK")
+            return moved
+
+    def _end(self, statement: str) -> None:
+        """End what `put` left open: it commits itself, but may fail before it does."""
+        with self.lock:
+            if self.conn.in_transaction:
+                self.conn.execute(statement)
 
 
 class AsyncSqliteStore(AsyncGenericStore):
     """AsyncSqliteSaver: the twin of `SqliteStore`."""
 
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        super().__init__(saver)
+        self.writing = asyncio.Lock()
+        self.conn: Any = saver.conn  # type: ignore[attr-defined]
+        self.lock: asyncio.Lock = saver.lock  # type: ignore[attr-defined]
+
     async def pages(self, selection: Selection) -> AsyncIterator[list[Head]]:
         after: tuple[str, str] = ("", "")
         while True:
-            async with self.saver.lock:  # type: ignore[attr-defined]
-                cursor = await self.saver.conn.execute(HEADS_SQL, (*after, selection.page_size))  # type: ignore[attr-defined]
-                rows = list(await cursor.fetchall())
+            rows = await self._all(HEADS_SQL, (*after, selection.page_size))
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])
             yield _selected(rows, selection)
 
     async def count_heads(self, selection: Selection) -> int | None:
-        async with self.saver.lock:  # type: ignore[attr-defined]
-            cursor = await self.saver.conn.execute(THREADS_SQL)  # type: ignore[attr-defined]
-            rows = list(await cursor.fetchall())
-        return _counted(rows, selection)
+        return _counted(await self._all(THREADS_SQL, ()), selection)
 
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
-        async with self.saver.lock:  # type: ignore[attr-defined]
-            cursor = await self.saver.conn.execute(HEAD_ID_SQL, (thread_id, checkpoint_ns))  # type: ignore[attr-defined]
-            row = await cursor.fetchone()
-        return None if row is None else row[0]
+        rows = await self._all(HEAD_ID_SQL, (thread_id, checkpoint_ns))
+        return rows[0][0] if rows else None
+
+    async def write_repair(
+        self, run_id: str, assessment: Assessment, new: NewCheckpoint
+    ) -> WriteOutcome:
+        """The twin of `SqliteStore.write_repair`."""
+        async with self.writing:
+            moved = await self._begin(assessment, new)
+            if moved is not None:
+                return moved
+            try:
+                await self.saver.aput(*_put_args(new))
+            except BaseException:
+                await self._end("ROLLBACK")
+                raise
+            await self._end("COMMIT")
+        siblings = await self._all(SIBLINGS_SQL, sibling_key(assessment, new))
+        return "superseded" if siblings[0][0] else "repaired"
+
+    async def _all(self, query: str, params: Any) -> list[Any]:
+        async with self.lock:
+            cursor = await self.conn.execute(query, params)
+            return list(await cursor.fetchall())
+
+    async def _begin(self, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome | None:
+        await self.saver.setup()  # type: ignore[attr-defined]
+        async with self.lock:
+            await self.conn.execute("BEGIN IMMEDIATE")
+            moved: WriteOutcome | None = "moved_on"
+            try:
+                cursor = await self.conn.execute(HEAD_ID_SQL, thread_key(assessment))
+                row = await cursor.fetchone()
+                moved = head_moved(row[0], assessment, new)
+            finally:
+                if moved is not None:
+                    await self.conn.execute("ROLLBACK")
+            return moved
+
+    async def _end(self, statement: str) -> None:
+        async with self.lock:
+            if self.conn.in_transaction:
+                await self.conn.execute(statement)

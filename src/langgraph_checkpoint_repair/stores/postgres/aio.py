@@ -7,6 +7,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
@@ -14,6 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 from ..base import Head, RepairEntry, Selection
 from ..generic import AsyncGenericStore
 from ..plan import Assessment, NewCheckpoint
+from ..races import WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
 
 
@@ -88,8 +90,32 @@ class AsyncPostgresStore(AsyncGenericStore):
         await self.migrate()
         await self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(arguments)))
 
-    async def record_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> None:
-        await self._write(sql.RECORD_REPAIR_SQL, sql.repair_row(run_id, assessment, new))
+    async def write_repair(
+        self, run_id: str, assessment: Assessment, new: NewCheckpoint
+    ) -> WriteOutcome:
+        """The twin of `PostgresStore.write_repair`."""
+        async with self._connection() as conn, conn.transaction():
+            await conn.execute(sql.GENTLE_SQL)
+            moved = await self._claim(conn, assessment, new)
+            if moved is not None:
+                return moved
+            await conn.execute(sql.RECORD_REPAIR_SQL, sql.repair_row(run_id, assessment, new))
+            saver = AsyncPostgresSaver(conn, serde=self.saver.serde)
+            await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
+        siblings = await self._rows(sql.SIBLINGS_SQL, sibling_key(assessment, new))
+        return "superseded" if siblings[0][0] else "repaired"
+
+    async def _claim(
+        self, conn: AsyncConnection[Any], assessment: Assessment, new: NewCheckpoint
+    ) -> WriteOutcome | None:
+        async with conn.cursor(row_factory=tuple_row) as cursor:
+            await cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(assessment)))
+            taken = await cursor.fetchone()
+            if not (taken and taken[0]):
+                return "claimed"
+            await cursor.execute(sql.HEAD_ID_SQL, thread_key(assessment))
+            head = await cursor.fetchone()
+        return head_moved(None if head is None else head[0], assessment, new)
 
     async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         await self._write(sql.FINISH_RUN_SQL, (json.dumps(summary), run_id))

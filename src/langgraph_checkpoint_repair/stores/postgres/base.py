@@ -5,10 +5,20 @@ Heads are read in keyset-paged queries over LangGraph's `checkpoints` table
 joined to only the message channels' blobs. Those blobs get a cheap first look
 (`stores.plain`) when the saver uses LangGraph's default serializer, and the
 saver's own serde otherwise; only heads that may be broken are loaded fully.
+
+A repair is written in one transaction that first takes the thread's advisory
+lock (`pg_try_advisory_xact_lock`, which no other run can take until the
+transaction ends), looks at the head again, records the audit row and puts the
+checkpoint, through a saver bound to that same connection. A run that finds
+the lock taken, or the head already repaired, skips the thread as `claimed`.
+Applications do not take the lock: their writes stay the head by the repair's
+id (`ids.id_after`), and a repair that an application write overtook is found
+after the commit and reported `superseded`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +37,7 @@ from ..plain import decode_plain, plain_history_is_clean, plain_replay
 from ..plan import Assessment, NewCheckpoint
 
 MIGRATION_LOCK = 7_284_001  # pg_advisory_xact_lock key serializing concurrent migrations
+CLAIM_LOCK_CLASS = 7_284_002  # first key of a thread's (class, thread) repair lock
 VERSION_TABLE_SQL = """
 CREATE TABLE IF NOT EXISTS langgraph_repair_migrations (
     version    INTEGER PRIMARY KEY,
@@ -42,6 +53,12 @@ GENTLE_SQL = (  # for this transaction only: give up quickly rather than queue b
 
 HEAD_ID_SQL = """
 SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s"""
+CLAIM_SQL = "SELECT pg_try_advisory_xact_lock(%s, %s)"
+SIBLINGS_SQL = """
+SELECT count(*) FROM checkpoints
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+    AND checkpoint_id > %(source)s AND parent_checkpoint_id = %(source)s
+    AND checkpoint_id <> %(repair)s"""
 BEGIN_RUN_SQL = """
 INSERT INTO langgraph_repair_runs (run_id, command, arguments) VALUES (%s, %s, %s)
 ON CONFLICT (run_id) DO NOTHING"""
@@ -216,6 +233,12 @@ def blob_is_clean(
         return not isinstance(value, list) or not repair_messages(value).changed
     except Exception:  # undecodable here: let the full load decide
         return False
+
+
+def claim_key(thread_id: str, checkpoint_ns: str) -> tuple[int, int]:
+    """The two int4 keys of a (thread, namespace)'s repair lock: the same in every process."""
+    digest = hashlib.md5(f"{thread_id}\0{checkpoint_ns}".encode()).digest()
+    return CLAIM_LOCK_CLASS, int.from_bytes(digest[:4], "big", signed=True)
 
 
 def delta_walk_query(channel: str, keys: Sequence[HeadKey]) -> tuple[str, dict[str, Any]]:

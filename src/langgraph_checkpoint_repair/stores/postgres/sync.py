@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg import Connection
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
@@ -14,6 +15,7 @@ from psycopg_pool import ConnectionPool
 from ..base import Head, RepairEntry, Selection
 from ..generic import GenericStore
 from ..plan import Assessment, NewCheckpoint
+from ..races import WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
 
 
@@ -88,8 +90,32 @@ class PostgresStore(GenericStore):
         self.migrate()
         self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(arguments)))
 
-    def record_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> None:
-        self._write(sql.RECORD_REPAIR_SQL, sql.repair_row(run_id, assessment, new))
+    def write_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome:
+        """Claim the thread, look at its head again, record and put the repair: one
+        transaction, so a run stopped at any point leaves all of it or none."""
+        with self._connection() as conn, conn.transaction():
+            conn.execute(sql.GENTLE_SQL)
+            moved = self._claim(conn, assessment, new)
+            if moved is not None:
+                return moved
+            conn.execute(sql.RECORD_REPAIR_SQL, sql.repair_row(run_id, assessment, new))
+            saver = PostgresSaver(conn, serde=self.saver.serde)  # writes inside the transaction
+            saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
+        siblings = self._rows(sql.SIBLINGS_SQL, sibling_key(assessment, new))
+        return "superseded" if siblings[0][0] else "repaired"
+
+    def _claim(
+        self, conn: Connection[Any], assessment: Assessment, new: NewCheckpoint
+    ) -> WriteOutcome | None:
+        """None once this transaction holds the thread's lock and the head is still the
+        repair's source; otherwise why the thread is left alone."""
+        with conn.cursor(row_factory=tuple_row) as cursor:
+            taken = cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(assessment)))
+            row = taken.fetchone()
+            if not (row and row[0]):
+                return "claimed"
+            head = cursor.execute(sql.HEAD_ID_SQL, thread_key(assessment)).fetchone()
+        return head_moved(None if head is None else head[0], assessment, new)
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         self._write(sql.FINISH_RUN_SQL, (json.dumps(summary), run_id))

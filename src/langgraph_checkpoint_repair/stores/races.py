@@ -1,0 +1,74 @@
+"""The pure part of writing a repair while other runs and the application write too.
+
+A repair is planned on a head, then written. In between, another run may have
+repaired the same head (`claimed`) or the application may have written on it
+(`moved_on`); both leave the thread alone. An application write that lands
+after the last look but before the repair is stored becomes the repair's
+sibling and, with the repair's id sorting right after its source
+(`ids.id_after`), stays the head: the repair is `superseded`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from .plan import Assessment, NewCheckpoint
+
+WriteOutcome = Literal["repaired", "claimed", "moved_on", "superseded"]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A checkpoint found next to a repair after writing it."""
+
+    checkpoint_id: str
+    parent_id: str | None
+    run_id: str | None
+    """The run named in its metadata, when a repair run wrote it."""
+
+
+def thread_key(assessment: Assessment) -> tuple[str, str]:
+    """(thread id, namespace): the parameters of a head query."""
+    return (assessment.thread_id, assessment.checkpoint_ns)
+
+
+def sibling_key(assessment: Assessment, new: NewCheckpoint) -> dict[str, str]:
+    """The parameters of a query for the repair's siblings: other children of its source
+    (all newer than the source, so an index range over the few newest checkpoints)."""
+    return {
+        "thread_id": assessment.thread_id,
+        "checkpoint_ns": assessment.checkpoint_ns,
+        "source": assessment.checkpoint_id,
+        "repair": new.checkpoint_id,
+    }
+
+
+def head_moved(
+    head_id: str | None, assessment: Assessment, new: NewCheckpoint
+) -> WriteOutcome | None:
+    """None while the head is still the one the repair was planned on; otherwise why not
+    write: another run already wrote this very repair, or the thread moved on."""
+    if head_id == assessment.checkpoint_id:
+        return None
+    return "claimed" if head_id == new.checkpoint_id else "moved_on"
+
+
+def settled(
+    newer: Iterable[Stored], assessment: Assessment, new: NewCheckpoint, run_id: str
+) -> WriteOutcome:
+    """What a written repair turned out to be, from the checkpoints newer than its source.
+
+    Another run's repair of the same head has the same id: when that run's
+    write replaced this one, the repair is theirs (`claimed`). Another child of
+    the source is a concurrent application write, which is the head (`superseded`).
+    """
+    superseded = False
+    for stored in newer:
+        if stored.checkpoint_id == new.checkpoint_id:
+            if stored.run_id != run_id:
+                return "claimed"
+        elif stored.parent_id == assessment.checkpoint_id:
+            superseded = True
+    return "superseded" if superseded else "repaired"
