@@ -6,16 +6,12 @@ with the API's error text; the scripted replies come from GenericFakeChatModel.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from langchain_anthropic.chat_models import _format_messages
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
-from pydantic import Field
 
+from tests.fakes import CheckingModel
 from tests.mixed_histories import CLAUDE_SIGNATURE
 from tests.provider_oracle import anthropic_request_problems
 
@@ -26,25 +22,13 @@ class AnthropicBadRequest(Exception):
     """What the API's HTTP 400 `invalid_request_error` becomes."""
 
 
-class ClaudeLikeModel(GenericFakeChatModel):
-    """Answers with scripted messages; rejects what Claude would; records what it saw."""
+class ClaudeLikeModel(CheckingModel):
+    """Rejects what Claude would, with the API's error text."""
 
-    received: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ClaudeLikeModel:
-        return self
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.received.append(list(messages))
+    def rejection(self, messages: list[BaseMessage]) -> Exception | None:
         for problem in _signature_problems(messages) or anthropic_request_problems(messages):
-            raise AnthropicBadRequest(f"Error code: 400 - {problem}")
-        return super()._generate(messages, stop, run_manager, **kwargs)
+            return AnthropicBadRequest(f"Error code: 400 - {problem}")
+        return None
 
 
 def _signature_problems(messages: list[BaseMessage]) -> list[str]:

@@ -18,13 +18,17 @@ class ProviderRejected(Exception):
     """What a provider's HTTP 400 for a broken tool-call history becomes."""
 
 
-class ProviderModel(GenericFakeChatModel):
-    """Answers with scripted messages; rejects invalid histories; records what it saw."""
+class CheckingModel(GenericFakeChatModel):
+    """Answers with scripted messages, unless `rejection` finds the history unacceptable;
+    records every history it saw. Subclasses say what a given provider refuses."""
 
     received: list[list[BaseMessage]] = Field(default_factory=list)
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ProviderModel:
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> CheckingModel:
         return self
+
+    def rejection(self, messages: list[BaseMessage]) -> Exception | None:
+        return None
 
     def _generate(
         self,
@@ -34,10 +38,18 @@ class ProviderModel(GenericFakeChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         self.received.append(list(messages))
-        problems = violations(messages)
-        if problems:
-            raise ProviderRejected(f"400 invalid tool-call history: {problems}")
+        error = self.rejection(messages)
+        if error is not None:
+            raise error
         return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+class ProviderModel(CheckingModel):
+    """Rejects a history that breaks the tool-call pairing rules, as providers do."""
+
+    def rejection(self, messages: list[BaseMessage]) -> Exception | None:
+        problems = violations(messages)
+        return ProviderRejected(f"400 invalid tool-call history: {problems}") if problems else None
 
 
 def model(*replies: AIMessage | str) -> ProviderModel:

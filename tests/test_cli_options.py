@@ -3,10 +3,7 @@ threads; and what --version and --help tell an operator."""
 
 from __future__ import annotations
 
-import io
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -15,17 +12,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph_checkpoint_repair.cli import main
 from tests.seeding import Seeded, seed
 from tests.stores import Store
-
-
-def run(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(list(argv), out=out)
-    return code, out.getvalue()
-
-
-def last_json(output: str) -> dict[str, Any]:
-    parsed: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
-    return parsed
+from tests.test_cli import last_json, run
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
