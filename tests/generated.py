@@ -111,12 +111,19 @@ def messy_history(
         ]
         history.extend(draw(st.permutations(results)))
     for step in range(draw(st.integers(0, 5))):
-        _damage(draw, history, step)
+        damage(draw, history, step)
     return history
 
 
-def _damage(draw: st.DrawFn, history: list[BaseMessage], step: int) -> None:
-    operation = draw(st.sampled_from(["drop", "move", "duplicate", "orphan", "synthetic"]))
+DAMAGE = ("drop", "move", "duplicate", "orphan", "synthetic")
+
+
+def damage(
+    draw: st.DrawFn, history: list[BaseMessage], step: int, operations: tuple[str, ...] = DAMAGE
+) -> None:
+    """One drawn damage to `history`, in place: a result dropped, moved or duplicated,
+    an orphan result, or a synthetic result inserted anywhere."""
+    operation = draw(st.sampled_from(operations))
     results = [n for n, m in enumerate(history) if isinstance(m, ToolMessage)]
     anywhere = st.integers(0, len(history))
     if operation == "orphan":

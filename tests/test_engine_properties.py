@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langgraph_checkpoint_repair import repair_messages
+from tests.generated import damage
 from tests.histories import ai, human, tool
 from tests.oracle import violations
 
@@ -37,21 +38,7 @@ def broken_history(draw: st.DrawFn) -> list[BaseMessage]:
     """A healthy history damaged by dropped, moved, duplicated and orphan results."""
     history = draw(healthy_history())
     for step in range(draw(st.integers(0, 6))):
-        operation = draw(st.sampled_from(["drop", "move", "duplicate", "orphan"]))
-        results = [n for n, m in enumerate(history) if isinstance(m, ToolMessage)]
-        if operation == "orphan":
-            orphan = tool(f"ghost{step}", id=f"g{step}")
-            history.insert(draw(st.integers(0, len(history))), orphan)
-        elif results:
-            n = draw(st.sampled_from(results))
-            if operation == "drop":
-                del history[n]
-            elif operation == "move":
-                moved = history.pop(n)
-                history.insert(draw(st.integers(0, len(history))), moved)
-            else:
-                copy = history[n].model_copy(update={"id": f"d{step}"})
-                history.insert(draw(st.integers(0, len(history))), copy)
+        damage(draw, history, step, operations=("drop", "move", "duplicate", "orphan"))
     return history
 
 
