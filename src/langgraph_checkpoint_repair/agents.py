@@ -6,12 +6,12 @@ works without it and never imports this module.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
 
 from .engine import RepairPolicy, repair_messages
+from .features import replace_all_messages
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState
@@ -23,16 +23,21 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess tes
 
 __all__ = ["RepairToolCallsMiddleware"]
 
+if TYPE_CHECKING:
+    _Middleware = AgentMiddleware[AgentState[Any], Any, Any]
+else:  # LangChain 1.0 takes two type parameters, later versions three
+    _Middleware = AgentMiddleware
 
-class RepairToolCallsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+
+class RepairToolCallsMiddleware(_Middleware):
     """Repairs the agent's history in `before_model`, so the model never sees a broken one.
 
     `create_agent(model, tools, middleware=[RepairToolCallsMiddleware()])`.
-    The repaired list replaces the state's messages (an `Overwrite`, which
-    delta channels such as deep agents' honour too; a `before_model` update is
-    stored), so the fix persists with the next checkpoint; a clean history is
-    left alone. Nothing is in flight before a model call, so every unanswered
-    call is answered.
+    The repaired list replaces the state's messages (an `Overwrite` where
+    LangGraph has one, which delta channels such as deep agents' honour too; a
+    `before_model` update is stored), so the fix persists with the next
+    checkpoint; a clean history is left alone. Nothing is in flight before a
+    model call, so every unanswered call is answered.
     """
 
     def __init__(self, policy: RepairPolicy | None = None) -> None:
@@ -43,7 +48,7 @@ class RepairToolCallsMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         result = repair_messages(state["messages"], policy=self.policy)
         if not result.changed:
             return None
-        return {"messages": Overwrite(result.messages)}
+        return {"messages": replace_all_messages(result.messages)}
 
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]

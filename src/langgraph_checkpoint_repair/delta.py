@@ -12,25 +12,27 @@ Which channels are delta channels is read off the checkpoint: a stored
 `counters_since_delta_snapshot` (LangGraph counts updates there for every delta
 channel until its next snapshot). Named channels with a version and nothing
 stored are rebuilt too, as LangGraph would.
+
+Delta channels ship with langgraph 1.2: on an older LangGraph no checkpoint
+holds one, so nothing here is rebuilt and every question answers "no".
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import BaseMessage, RemoveMessage
-from langgraph.channels.binop import _get_overwrite
-from langgraph.channels.delta import DeltaChannel
-from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
-    Checkpoint,
-    CheckpointTuple,
-    DeltaChannelHistory,
-)
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
-from langgraph.graph.message import REMOVE_ALL_MESSAGES, _messages_delta_reducer
+from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, CheckpointTuple
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from . import features
+from .features import HAS_DELTA_CHANNELS
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import DeltaChannelHistory
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
 logger = logging.getLogger("langgraph_checkpoint_repair")
 
@@ -42,19 +44,21 @@ MESSAGE_TYPES = frozenset({"human", "ai", "tool", "system", "function", "remove"
 
 def snapshot_value(value: Any) -> Any:
     """The list inside a `_DeltaSnapshot`; any other value as it is."""
-    return value.value if isinstance(value, _DeltaSnapshot) else value
+    return value.value if is_snapshot(value) else value
 
 
 def is_snapshot(value: Any) -> bool:
-    return isinstance(value, _DeltaSnapshot)
+    return HAS_DELTA_CHANNELS and isinstance(value, features._DeltaSnapshot)
 
 
 def as_snapshot(value: Any) -> _DeltaSnapshot:
-    return _DeltaSnapshot(value)
+    return features._DeltaSnapshot(value)
 
 
 def _counted(tup: CheckpointTuple) -> Collection[str]:
     """The channels whose updates since their last snapshot the metadata counts."""
+    if not HAS_DELTA_CHANNELS:
+        return {}
     counters: Any = (tup.metadata or {}).get(COUNTERS_KEY) or {}
     return counters if isinstance(counters, dict) else {}
 
@@ -70,8 +74,11 @@ def channels_to_rebuild(tup: CheckpointTuple, names: Collection[str] | None) -> 
 
     A channel needs the walk when it has a version and nothing stored here. It is
     known as a delta channel when it is named (`names`), or, by default, when the
-    metadata counts its updates since the last snapshot.
+    metadata counts its updates since the last snapshot. Without delta channels
+    in LangGraph, none.
     """
+    if not HAS_DELTA_CHANNELS:
+        return []
     checkpoint = tup.checkpoint
     values = checkpoint.get("channel_values") or {}
     versions = checkpoint.get("channel_versions") or {}
@@ -96,7 +103,7 @@ def messages_reducer(state: Sequence[Any] | None, writes: Sequence[Any]) -> list
     cut = _last_remove_all(flat)
     if cut is not None:
         state, flat = [], flat[cut + 1 :]
-    reduced: list[Any] = _messages_delta_reducer(list(state or []), [flat])
+    reduced: list[Any] = features._messages_delta_reducer(list(state or []), [flat])
     return reduced
 
 
@@ -130,14 +137,14 @@ def rebuild_messages(history: DeltaChannelHistory) -> list[BaseMessage] | None:
     writes = history.get("writes") or []
     if not all(_is_message_write(write[2]) for write in writes):
         return None
-    channel: DeltaChannel[list[BaseMessage]] = DeltaChannel(messages_reducer).from_checkpoint(seed)
+    channel: Any = features.DeltaChannel(messages_reducer).from_checkpoint(seed)
     channel.replay_writes(writes)
     value = channel.value
     return cast(list[BaseMessage], value) if _holds_messages(value) else None
 
 
 def _is_message_write(value: Any) -> bool:
-    is_overwrite, overwritten = _get_overwrite(value)
+    is_overwrite, overwritten = features._get_overwrite(value)
     if is_overwrite:
         return overwritten is None or _holds_message_likes(overwritten)
     if isinstance(value, (list, tuple)) and not _is_message_like(value):
@@ -176,7 +183,7 @@ def with_rebuilt(
     for name, history in histories.items():
         messages = rebuild_messages(history)
         if messages is not None:
-            rebuilt[name] = _DeltaSnapshot(messages)
+            rebuilt[name] = as_snapshot(messages)
     if not rebuilt:
         return tup, []
     values = {**tup.checkpoint["channel_values"], **rebuilt}

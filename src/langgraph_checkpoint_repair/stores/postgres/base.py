@@ -26,10 +26,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.base import writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from ... import features
 from ...delta import rebuild_messages, snapshot_value
 from ...engine import repair_messages
 from ..base import Head, RepairEntry, Selection
@@ -262,7 +262,7 @@ def judge_walks(
         if kind == "s":
             walk.seed = (type_, blob)
         else:
-            sort_key = (-depth, *writes_sort_key(task_path or "", task_id or "", idx or 0))
+            sort_key = (-depth, *features.writes_sort_key(task_path or "", task_id or "", idx or 0))
             walk.writes.append((sort_key, type_, blob))
     for key, walk in walks.items():
         clean = walk.is_clean(channel, serde, plain_ok)
