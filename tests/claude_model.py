@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_anthropic.chat_models import _format_messages
 from langchain_core.messages import AIMessage, BaseMessage
 
 from tests.fakes import CheckingModel
 from tests.mixed_histories import CLAUDE_SIGNATURE
+from tests.oracle import anthropic_request
 from tests.provider_oracle import anthropic_request_problems
 
 INVALID_SIGNATURE = "Invalid `signature` in `thinking` block"
@@ -33,7 +33,7 @@ class ClaudeLikeModel(CheckingModel):
 
 def _signature_problems(messages: list[BaseMessage]) -> list[str]:
     """Claude verifies every thinking block's signature (ours: minted by this test suite)."""
-    _, payload = _format_messages(messages, model="claude")
+    payload = anthropic_request(messages)
     return [
         f"messages.{n}.content.{m}: {INVALID_SIGNATURE}"
         for n, turn in enumerate(payload)

@@ -3,6 +3,13 @@ either LangGraph's or deepagents' reducer, and deepagents' own `create_deep_agen
 
 from __future__ import annotations
 
+import pytest
+
+from tests.needs import DELTA_REASON
+
+pytest.importorskip("langgraph.channels.delta", reason=DELTA_REASON)
+pytest.importorskip("deepagents", reason="deepagents needs Python 3.11 and langgraph 1.2")
+
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 

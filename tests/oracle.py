@@ -3,6 +3,7 @@ and check the tool-call pairing rules on what they produce."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +13,16 @@ from langchain_openai.chat_models.base import (
     _construct_responses_api_input,
     _convert_message_to_dict,
 )
+
+_TAKES_MODEL = "model" in inspect.signature(_format_messages).parameters
+
+
+def anthropic_request(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """The `messages` of the request langchain-anthropic builds (`model=` since 1.1)."""
+    format_messages: Any = _format_messages
+    settings = {"model": "claude"} if _TAKES_MODEL else {}
+    payload: list[dict[str, Any]] = format_messages(messages, **settings)[1]
+    return payload
 
 
 def openai_violations(messages: Sequence[BaseMessage]) -> list[str]:
@@ -41,7 +52,7 @@ def openai_violations(messages: Sequence[BaseMessage]) -> list[str]:
 
 def anthropic_violations(messages: Sequence[BaseMessage]) -> list[str]:
     """Messages API: each tool_use answered by a tool_result in the very next user turn."""
-    _, payload = _format_messages(messages, model="claude")
+    payload = anthropic_request(messages)
     problems: list[str] = []
     previous_uses: list[str] = []
     for n, turn in enumerate(payload):

@@ -9,7 +9,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_anthropic.chat_models import _format_messages
 from langchain_aws.chat_models.bedrock_converse import _messages_to_bedrock
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_mistralai.chat_models import _convert_message_to_mistral_chat_message
@@ -19,7 +18,7 @@ from langchain_openai.chat_models.base import (
 )
 
 from tests.mixed_histories import CLAUDE_SIGNATURE
-from tests.oracle import anthropic_violations, openai_violations
+from tests.oracle import anthropic_request, anthropic_violations, openai_violations
 
 ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
 BEDROCK_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -28,7 +27,7 @@ CHAT_CONTENT_TYPES = {"text", "image_url", "input_audio", "refusal", "audio", "f
 
 
 def anthropic_request_problems(messages: Sequence[BaseMessage]) -> list[str]:
-    _, payload = _format_messages(messages, model="claude")
+    payload = anthropic_request(messages)
     problems = anthropic_violations(messages)
     uses = [b["id"] for turn in payload for b in _blocks(turn) if b.get("type") == "tool_use"]
     problems += _repeats("anthropic: `tool_use` ids must be unique", uses)

@@ -22,18 +22,15 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from langgraph_checkpoint_repair import PatchingCheckpointer
+from langgraph_checkpoint_repair.checkpointer.saver import ALWAYS_DELEGATED as BASE_DELEGATED
 from langgraph_checkpoint_repair.checkpointer.saver import overrides
 from tests.agents import thread
+from tests.needs import needs_delta
 from tests.oracle import violations
 from tests.stores import Store
 from tests.test_checkpointer_state import BROKEN_HISTORIES, chat_graph, dump, store_history
 
-ALWAYS_DELEGATED = {
-    "get_next_version",
-    "with_allowlist",
-    "get_delta_channel_history",
-    "aget_delta_channel_history",
-}
+ALWAYS_DELEGATED = {"get_next_version", *BASE_DELEGATED}
 SAVER_CLASSES = [InMemorySaver, SqliteSaver, AsyncSqliteSaver, PostgresSaver, AsyncPostgresSaver]
 
 
@@ -64,6 +61,12 @@ def test_wrapper_class_shows_exactly_the_inner_class_capabilities(inner: type) -
         if name in ALWAYS_DELEGATED:
             continue
         assert overrides(wrapper_class, name) == overrides(inner, name), name
+
+
+@pytest.mark.parametrize("name", sorted(BASE_DELEGATED))
+def test_base_methods_are_delegated_where_langgraph_has_them(name: str) -> None:
+    wrapper_class = type(PatchingCheckpointer(InMemorySaver()))
+    assert (name in wrapper_class.__dict__) == hasattr(BaseCheckpointSaver, name)
 
 
 def test_extended_capabilities_delegate_to_the_inner_saver() -> None:
@@ -107,6 +110,7 @@ async def test_writes_pass_through_untouched(store: Store) -> None:
     assert dump(raw.checkpoint["channel_values"]["messages"]) == dump(history)
 
 
+@needs_delta
 async def test_delta_channel_history_is_the_stored_one(store: Store) -> None:
     config = await store_history(store, BROKEN_HISTORIES["dangling"])
     graph = chat_graph(store.saver)
@@ -172,6 +176,13 @@ def test_rejects_what_is_not_a_saver() -> None:
         PatchingCheckpointer(object())  # type: ignore[arg-type]
 
 
+needs_allowlist = pytest.mark.skipif(
+    not hasattr(BaseCheckpointSaver, "with_allowlist"),
+    reason="with_allowlist needs langgraph-checkpoint 4",
+)
+
+
+@needs_allowlist
 def test_with_allowlist_wraps_the_inner_savers_own() -> None:
     seen: list[Any] = []
 
@@ -189,6 +200,7 @@ def test_with_allowlist_wraps_the_inner_savers_own() -> None:
     assert derived.channels == ["messages"]
 
 
+@needs_allowlist
 def test_with_allowlist_returns_the_wrapper_when_the_inner_saver_is_unchanged() -> None:
     wrapper = PatchingCheckpointer(InMemorySaver())
     assert wrapper.with_allowlist([("tests", "Point")]) is wrapper

@@ -3,13 +3,18 @@ rebuilds, stores the repair as a snapshot the plain saver reads, and undoes it e
 
 from __future__ import annotations
 
+import pytest
+
+from tests.needs import DELTA_REASON
+
+pytest.importorskip("langgraph.channels.delta", reason=DELTA_REASON)
+
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver

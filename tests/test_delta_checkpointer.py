@@ -3,11 +3,16 @@ again, valid ones load exactly as LangGraph rebuilds them, interrupted ones resu
 
 from __future__ import annotations
 
+import pytest
+
+from tests.needs import DELTA_REASON
+
+pytest.importorskip("langgraph.channels.delta", reason=DELTA_REASON)
+
 import operator
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph import END, START, StateGraph

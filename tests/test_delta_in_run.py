@@ -3,10 +3,15 @@ input, `pre_model_hook(persist=True)` and the middleware, deep agents included."
 
 from __future__ import annotations
 
+import pytest
+
+from tests.needs import DELTA_REASON
+
+pytest.importorskip("langgraph.channels.delta", reason=DELTA_REASON)
+
 import warnings
 from typing import Annotated, Any
 
-import pytest
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.channels.delta import DeltaChannel
 from langgraph.managed import RemainingSteps

@@ -2,7 +2,7 @@
 
 Users run LangGraph 1.0.x to 1.2.x. Delta channels (`DeltaChannel`,
 `_DeltaSnapshot`, `get_delta_channel_history`) ship with langgraph 1.2 and
-langgraph-checkpoint 4; `Overwrite` with langgraph 1.1 (0.6 on some lines);
+langgraph-checkpoint 4; `Overwrite` with langgraph 1.0.2;
 the msgpack allowlist with langgraph-checkpoint 4.0.1. Every module that needs
 one of them checks the flag and reaches the feature's names through this
 module (`features.DeltaChannel`) only on a path the flag opens, so the rest of
@@ -32,7 +32,7 @@ else:
 
 try:
     from langgraph.types import Overwrite as Overwrite
-except ImportError:  # langgraph < 1.1
+except ImportError:  # langgraph 1.0.1
     HAS_OVERWRITE = False
 else:
     HAS_OVERWRITE = True

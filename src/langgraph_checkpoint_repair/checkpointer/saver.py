@@ -109,24 +109,6 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
     def get_next_version(self, current: Any, channel: None) -> Any:
         return self.saver.get_next_version(current, channel)
 
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> Any:
-        """The inner saver's own `with_allowlist`, wrapped again with the same settings."""
-        inner = self.saver.with_allowlist(extra_allowlist)
-        if inner is self.saver:
-            return self
-        return PatchingCheckpointer(
-            inner, policy=self.policy, channels=self.channels, on_repair=self.on_repair
-        )
-
-    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]) -> Any:
-        """Stored history, from the inner saver: never rebuilt through the repaired view."""
-        return self.saver.get_delta_channel_history(config=config, channels=channels)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Any:
-        return await self.saver.aget_delta_channel_history(config=config, channels=channels)
-
 
 def _loaded(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> CheckpointTuple | None:
     """The repaired view of a stored tuple, its delta message channels rebuilt first."""
@@ -188,6 +170,31 @@ async def _alist(
         yield await _aloaded(self, tup) or tup
 
 
+def _with_allowlist(
+    self: PatchingCheckpointer, extra_allowlist: Collection[tuple[str, ...]]
+) -> Any:
+    """The inner saver's own `with_allowlist`, wrapped again with the same settings."""
+    inner = self.saver.with_allowlist(extra_allowlist)
+    if inner is self.saver:
+        return self
+    return PatchingCheckpointer(
+        inner, policy=self.policy, channels=self.channels, on_repair=self.on_repair
+    )
+
+
+def _get_delta_channel_history(
+    self: PatchingCheckpointer, *, config: RunnableConfig, channels: Sequence[str]
+) -> Any:
+    """Stored history, from the inner saver: never rebuilt through the repaired view."""
+    return self.saver.get_delta_channel_history(config=config, channels=channels)
+
+
+async def _aget_delta_channel_history(
+    self: PatchingCheckpointer, *, config: RunnableConfig, channels: Sequence[str]
+) -> Any:
+    return await self.saver.aget_delta_channel_history(config=config, channels=channels)
+
+
 def _enter(self: PatchingCheckpointer) -> PatchingCheckpointer:
     self.saver.__enter__()  # type: ignore[attr-defined]
     return self
@@ -212,6 +219,13 @@ REPAIRED_LOADS: dict[str, Callable[..., Any]] = {
     "aget_tuple": _aget_tuple,
     "alist": _alist,
 }
+ALWAYS_DELEGATED: dict[str, Callable[..., Any]] = {
+    "with_allowlist": _with_allowlist,
+    "get_delta_channel_history": _get_delta_channel_history,
+    "aget_delta_channel_history": _aget_delta_channel_history,
+}
+"""Defined for every inner saver, wherever LangGraph's base class has them (newer
+langgraph-checkpoint releases only): the base defaults would act on the wrapper."""
 CONTEXT_METHODS: dict[str, Callable[..., Any]] = {
     "__enter__": _enter,
     "__exit__": _exit,
@@ -259,6 +273,9 @@ def _build_class(base: type[PatchingCheckpointer], inner: type) -> type[Patching
     namespace: dict[str, Any] = {"__module__": base.__module__, "__doc__": base.__doc__}
     for name, method in {**REPAIRED_LOADS, **CONTEXT_METHODS}.items():
         if overrides(inner, name):
+            namespace[name] = method
+    for name, method in ALWAYS_DELEGATED.items():
+        if hasattr(BaseCheckpointSaver, name):
             namespace[name] = method
     for name in PASSTHROUGH_METHODS:
         if overrides(inner, name):

@@ -1,0 +1,15 @@
+"""Skips for tests that need a newer LangGraph than the oldest one we support."""
+
+from __future__ import annotations
+
+import pytest
+
+from langgraph_checkpoint_repair.features import HAS_DELTA_CHANNELS, installed_version
+
+DELTA_REASON = (
+    "delta channels need langgraph 1.2 and langgraph-checkpoint 4 (installed: langgraph "
+    f"{installed_version('langgraph')}, langgraph-checkpoint "
+    f"{installed_version('langgraph-checkpoint')})"
+)
+
+needs_delta = pytest.mark.skipif(not HAS_DELTA_CHANNELS, reason=DELTA_REASON)
