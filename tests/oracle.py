@@ -7,12 +7,15 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from langchain_anthropic.chat_models import _format_messages
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_openai.chat_models.base import (
     _construct_responses_api_input,
     _convert_message_to_dict,
 )
+
+from langgraph_checkpoint_repair.features import installed_version
 
 _TAKES_MODEL = "model" in inspect.signature(_format_messages).parameters
 
@@ -126,3 +129,29 @@ def violations(messages: Sequence[BaseMessage]) -> list[str]:
 def assert_valid(messages: Sequence[BaseMessage]) -> None:
     problems = violations(messages)
     assert not problems, problems
+
+
+def _anthropic_sends_invalid_calls() -> bool:
+    """Newer langchain-anthropic sends `invalid_tool_calls` as `tool_use` blocks; older releases
+    drop them, so a result answering one answers nothing there, whatever we repair."""
+    call = {"type": "invalid_tool_call", "id": "c1", "name": "t", "args": "{", "error": "bad"}
+    turn = anthropic_request([AIMessage("", invalid_tool_calls=[call])])[0]
+    return any(block.get("id") == "c1" for block in _blocks(turn))
+
+
+def _anthropic_maps_bad_ids() -> bool:
+    """Newer langchain-anthropic maps an id outside Anthropic's pattern to a `toolu_` id."""
+    call = {"id": "functions.t:0", "name": "t", "args": {}}
+    turn = anthropic_request([AIMessage("", tool_calls=[call])])[0]
+    return all(block.get("id") != "functions.t:0" for block in _blocks(turn))
+
+
+ANTHROPIC_CONVERTER = f"langchain-anthropic {installed_version('langchain-anthropic')}"
+needs_anthropic_invalid_calls = pytest.mark.skipif(
+    not _anthropic_sends_invalid_calls(),
+    reason=f"{ANTHROPIC_CONVERTER} does not send invalid tool calls to Claude",
+)
+needs_anthropic_id_mapping = pytest.mark.skipif(
+    not _anthropic_maps_bad_ids(),
+    reason=f"{ANTHROPIC_CONVERTER} does not map invalid tool call ids",
+)

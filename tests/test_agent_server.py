@@ -3,12 +3,15 @@ with the real `langgraph_sdk` client, on a SQLite file and on PostgreSQL."""
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("langgraph_cli", reason="the Agent Server needs the dev extra")
+
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from langchain_core.messages import convert_to_messages
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient

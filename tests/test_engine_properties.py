@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph_checkpoint_repair import repair_messages
 from tests.generated import damage
 from tests.histories import ai, human, tool
-from tests.oracle import violations
+from tests.oracle import needs_anthropic_invalid_calls, violations
 
 CALL_IDS = ["call_0", "call_1", "call_2", "x"]
 
@@ -49,6 +49,7 @@ def conversation(messages: list[BaseMessage]) -> list[BaseMessage]:
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@needs_anthropic_invalid_calls
 @SETTINGS
 @given(broken_history())
 def test_repaired_history_passes_both_providers(history: list[BaseMessage]) -> None:
@@ -82,6 +83,7 @@ def test_a_history_that_passes_is_returned_unchanged(history: list[BaseMessage])
     assert result.messages is history
 
 
+@needs_anthropic_invalid_calls
 @SETTINGS
 @given(healthy_history())
 def test_healthy_histories_are_never_touched(history: list[BaseMessage]) -> None:
@@ -89,6 +91,7 @@ def test_healthy_histories_are_never_touched(history: list[BaseMessage]) -> None
     assert repair_messages(history).messages is history
 
 
+@needs_anthropic_invalid_calls
 @SETTINGS
 @given(broken_history())
 def test_in_flight_leaves_only_the_trailing_calls_unanswered(history: list[BaseMessage]) -> None:

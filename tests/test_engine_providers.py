@@ -11,7 +11,12 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from langgraph_checkpoint_repair import RepairPolicy, repair_messages
 from tests.generated import messy_history
-from tests.oracle import anthropic_violations, openai_violations, responses_violations
+from tests.oracle import (
+    anthropic_violations,
+    needs_anthropic_invalid_calls,
+    openai_violations,
+    responses_violations,
+)
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 POLICIES = st.sampled_from([RepairPolicy(), RepairPolicy(dangling="drop_call")])
@@ -37,6 +42,7 @@ def test_responses_request_pairs_every_call(
     assert all(_reasoning_kept(m) for m in repaired if isinstance(m, AIMessage))
 
 
+@needs_anthropic_invalid_calls
 @SETTINGS
 @given(messy_history(["plain", "anthropic", "standard", "legacy"], idless=False), POLICIES)
 def test_anthropic_request_pairs_every_call(

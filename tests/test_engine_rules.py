@@ -15,7 +15,7 @@ from langgraph_checkpoint_repair import (
     repair_messages,
 )
 from tests.histories import ai, human, tool
-from tests.oracle import assert_valid, violations
+from tests.oracle import assert_valid, needs_anthropic_invalid_calls, violations
 
 
 def ids(messages: list[BaseMessage]) -> list[str | None]:
@@ -60,6 +60,7 @@ def test_placeholder_id_without_an_ai_message_id_derives_from_its_position() -> 
     assert result.messages[1].id == "repair-c9-0"
 
 
+@needs_anthropic_invalid_calls
 def test_invalid_call_gets_a_text_asking_for_valid_arguments() -> None:
     result = repair_messages([human("a"), ai("a1", invalid=("c1",)), human("b")])
     placeholder = result.messages[2]
@@ -250,6 +251,7 @@ def test_input_messages_are_never_mutated() -> None:
     assert history == before
 
 
+@needs_anthropic_invalid_calls
 def test_repair_is_idempotent_on_a_messy_history() -> None:
     history = [
         tool("early"),

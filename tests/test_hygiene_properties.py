@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph_checkpoint_repair import RepairPolicy, RepairResult, is_synthetic, repair_messages
 from langgraph_checkpoint_repair.engine.policy import PROVIDERS
 from tests.mixed_histories import mixed_history, sampled_histories
+from tests.oracle import needs_anthropic_id_mapping, needs_anthropic_invalid_calls
 from tests.provider_oracle import REQUEST_PROBLEMS
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -35,6 +36,8 @@ def dump(messages: list[BaseMessage]) -> list[dict[str, Any]]:
     return [m.model_dump() for m in messages]
 
 
+@needs_anthropic_id_mapping
+@needs_anthropic_invalid_calls
 @SETTINGS
 @given(mixed_history(), policies)
 def test_repaired_request_passes_the_providers_rules(
@@ -45,6 +48,8 @@ def test_repaired_request_passes_the_providers_rules(
     assert REQUEST_PROBLEMS[policy.provider](repaired) == []
 
 
+@needs_anthropic_id_mapping
+@needs_anthropic_invalid_calls
 def test_the_generated_histories_do_break_each_provider_before_hygiene() -> None:
     """Without the provider setting, most of these histories still fail each provider."""
     histories = sampled_histories(100)

@@ -13,6 +13,7 @@ from langgraph_checkpoint_repair import HistoryError, RepairAction, RepairPolicy
 from langgraph_checkpoint_repair.engine.hygiene.ids import derived_id
 from langgraph_checkpoint_repair.engine.policy import PROVIDERS, policy_from_settings
 from tests.histories import ai, human, tool
+from tests.oracle import needs_anthropic_id_mapping
 from tests.provider_oracle import REQUEST_PROBLEMS
 
 ANTHROPIC = RepairPolicy(provider="anthropic")
@@ -131,7 +132,9 @@ def test_an_id_the_provider_refuses_is_renamed(provider: str, bad: str, good: st
     assert REQUEST_PROBLEMS[provider](history) != []
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "mistral"])
+@pytest.mark.parametrize(
+    "provider", [pytest.param("anthropic", marks=needs_anthropic_id_mapping), "mistral"]
+)
 def test_ids_the_converter_maps_itself_are_left_to_it(provider: str) -> None:
     history = [human("a"), ai("a1", "functions.write_todos:0"), tool("functions.write_todos:0")]
     result = repair_messages(history, policy=RepairPolicy(provider=provider))  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from tests.agents import (
 )
 from tests.cancelling import Crash, cancel, crashing_agent, parent_of, tool_results
 from tests.fakes import calls, model
-from tests.oracle import assert_valid
+from tests.oracle import assert_valid, needs_anthropic_invalid_calls
 from tests.stores import Store
 
 ASK = {"messages": [HumanMessage("Weather in Paris and Oslo?")]}
@@ -297,6 +297,7 @@ async def test_unknown_call_id_is_refused_and_nothing_is_written(store: Store) -
     assert len(await store.list(store.saver, config)) == count
 
 
+@needs_anthropic_invalid_calls
 async def test_finished_thread_with_unparsable_call_arguments(store: Store) -> None:
     """Nothing is scheduled; the call that never ran keeps the engine's retry text."""
     box, config = ToolBox(), thread()

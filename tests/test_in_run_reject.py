@@ -11,6 +11,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
 from langgraph_checkpoint_repair import CannotCancel
+from langgraph_checkpoint_repair.features import HAS_TASK_STATUSES
 from tests.agents import ToolBox, react_agent, results_per_call, synthetic_results, thread
 from tests.cancelling import cancel, tool_results
 from tests.fakes import calls, model
@@ -46,6 +47,7 @@ async def test_reject_one_approve_the_other_before_the_tools(store: Store) -> No
     assert results_per_call(stored.checkpoint["channel_values"]["messages"]) == {"c1": 1, "c2": 1}
 
 
+@pytest.mark.skipif(not HAS_TASK_STATUSES, reason="needs langgraph 1.2.13")
 async def test_reject_one_of_two_interrupted_approvals(store: Store) -> None:
     box, config = ToolBox(), thread()
     replies = model(calls(("ask_human", "c1"), ("ask_human", "c2"), city="Rome"), "Done.")
@@ -62,6 +64,28 @@ async def test_reject_one_of_two_interrupted_approvals(store: Store) -> None:
     assert results_per_call(out["messages"]) == {"c1": 1, "c2": 1}
     assert tool_results(out["messages"])["c2"] == "human said yes"
     assert [m.tool_call_id for m in synthetic_results(out["messages"])] == ["c1"]
+    assert_valid(replies.received[-1])
+
+
+@pytest.mark.skipif(HAS_TASK_STATUSES, reason="langgraph 1.2.13 and later take it")
+async def test_an_older_langgraph_refuses_to_reject_one_of_two_interrupted_approvals(
+    store: Store,
+) -> None:
+    box, config = ToolBox(), thread()
+    replies = model(calls(("ask_human", "c1"), ("ask_human", "c2"), city="Rome"), "Done.")
+    graph = react_agent(replies, box, store.saver, version="v2")
+    await store.invoke(graph, ASK, config)
+    before = await store.get_tuple(store.saver, config)
+    with pytest.raises(CannotCancel, match=r"\['c1'\] wait on an interrupt.*1\.2\.13"):
+        await cancel(store, graph, config, tool_call_ids=["c1"], reason=REJECTED)
+    after = await store.get_tuple(store.saver, config)
+    assert before is not None and after is not None
+    assert after.config == before.config and after.pending_writes == before.pending_writes
+
+    await cancel(store, graph, config, reason=REJECTED)
+    out = await store.invoke(graph, {"messages": [HumanMessage("Never mind.")]}, config)
+    assert box.runs == {}
+    assert results_per_call(out["messages"]) == {"c1": 1, "c2": 1}
     assert_valid(replies.received[-1])
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from .engine import RepairPolicy, repair_messages
-from .features import replace_all_messages
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState
@@ -33,11 +33,11 @@ class RepairToolCallsMiddleware(_Middleware):
     """Repairs the agent's history in `before_model`, so the model never sees a broken one.
 
     `create_agent(model, tools, middleware=[RepairToolCallsMiddleware()])`.
-    The repaired list replaces the state's messages (an `Overwrite` where
-    LangGraph has one, which delta channels such as deep agents' honour too; a
-    `before_model` update is stored), so the fix persists with the next
-    checkpoint; a clean history is left alone. Nothing is in flight before a
-    model call, so every unanswered call is answered.
+    The repaired list replaces the state's messages (an `Overwrite`, which
+    delta channels such as deep agents' honour too; a `before_model` update is
+    stored), so the fix persists with the next checkpoint; a clean history is
+    left alone. Nothing is in flight before a model call, so every unanswered
+    call is answered.
     """
 
     def __init__(self, policy: RepairPolicy | None = None) -> None:
@@ -48,7 +48,7 @@ class RepairToolCallsMiddleware(_Middleware):
         result = repair_messages(state["messages"], policy=self.policy)
         if not result.changed:
             return None
-        return {"messages": replace_all_messages(result.messages)}
+        return {"messages": Overwrite(result.messages)}
 
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]

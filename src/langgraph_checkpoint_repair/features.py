@@ -2,7 +2,7 @@
 
 Users run LangGraph 1.0.x to 1.2.x. Delta channels (`DeltaChannel`,
 `_DeltaSnapshot`, `get_delta_channel_history`) ship with langgraph 1.2 and
-langgraph-checkpoint 4; `Overwrite` with langgraph 1.0.2;
+langgraph-checkpoint 4;
 the msgpack allowlist with langgraph-checkpoint 4.0.1. Every module that needs
 one of them checks the flag and reaches the feature's names through this
 module (`features.DeltaChannel`) only on a path the flag opens, so the rest of
@@ -11,13 +11,9 @@ the package imports and works on the oldest supported versions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
-from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 try:
     from langgraph.channels.binop import _get_overwrite as _get_overwrite
@@ -30,24 +26,15 @@ except ImportError:  # langgraph < 1.2 or langgraph-checkpoint < 4
 else:
     HAS_DELTA_CHANNELS = hasattr(BaseCheckpointSaver, "get_delta_channel_history")
 
+
 try:
-    from langgraph.types import Overwrite as Overwrite
-except ImportError:  # langgraph 1.0.1
-    HAS_OVERWRITE = False
+    from langgraph.pregel._task_status import read_task_statuses as read_task_statuses
+except ImportError:  # langgraph < 1.2.13
+    HAS_TASK_STATUSES = False
 else:
-    HAS_OVERWRITE = True
-
-
-def replace_all_messages(messages: Sequence[BaseMessage]) -> Any:
-    """A state update that replaces a message channel's whole list with `messages`.
-
-    `Overwrite` where LangGraph has it: every message channel honours it, delta
-    channels included. Older LangGraph has no delta channels, and its
-    `add_messages` clears the list at a `REMOVE_ALL_MESSAGES` marker.
-    """
-    if HAS_OVERWRITE:
-        return Overwrite(list(messages))
-    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]
+    HAS_TASK_STATUSES = True
+"""LangGraph reads each task's status from its writes: a task with a result is done even
+when it had raised an interrupt. Before that, the interrupt stays pending next to it."""
 
 
 def installed_version(distribution: str) -> str:

@@ -260,7 +260,7 @@ def _factory_saver(spec: str) -> Iterator[BaseCheckpointSaver[Any]]:
     made = _made(spec, found)
     if isinstance(made, contextlib.AbstractContextManager):
         with made as saver:
-            yield _checked(spec, saver)
+            yield _checked(spec, _entered(made, saver))
     elif isinstance(made, contextlib.AbstractAsyncContextManager):
         raise AsyncFactory(f"{spec} gives an async context manager: open it with aopen_saver")
     else:
@@ -277,12 +277,20 @@ async def _afactory_saver(spec: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
             raise TargetError(f"awaiting {spec}() failed: {_one_line(error)}") from None
     if isinstance(made, contextlib.AbstractAsyncContextManager):
         async with made as saver:
-            yield _checked(spec, saver)
+            yield _checked(spec, _entered(made, saver))
     elif isinstance(made, contextlib.AbstractContextManager):
         with made as saver:
-            yield _checked(spec, saver)
+            yield _checked(spec, _entered(made, saver))
     else:
         yield _checked(spec, made)
+
+
+def _entered(made: Any, entered: Any) -> Any:
+    """What entering `made` gave; `made` itself when it is a saver and that is not one
+    (InMemorySaver of langgraph-checkpoint 3.0.0 enters as its own ExitStack)."""
+    if isinstance(made, BaseCheckpointSaver) and not isinstance(entered, BaseCheckpointSaver):
+        return made
+    return entered
 
 
 def implements(saver: BaseCheckpointSaver[Any], api: tuple[str, ...]) -> bool:

@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage
+from langgraph.types import Overwrite
 
 from ..engine import RepairPolicy, repair_messages
-from ..features import replace_all_messages
 
 LLM_INPUT = "llm_input_messages"
 """The key `create_react_agent` reads the model's input from, without storing it in `messages`."""
@@ -37,7 +37,7 @@ def pre_model_hook(policy: RepairPolicy | None = None, persist: bool = False) ->
         if not result.changed:
             return {LLM_INPUT: []}
         if persist:
-            return {"messages": replace_all_messages(result.messages), LLM_INPUT: []}
+            return {"messages": Overwrite(result.messages), LLM_INPUT: []}
         return {LLM_INPUT: result.messages}
 
     return repair_before_model

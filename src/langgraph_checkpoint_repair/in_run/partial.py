@@ -22,6 +22,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import PregelTask, Send
 
+from ..features import HAS_TASK_STATUSES, installed_version
 from .plan import CancelPlan, CannotCancel
 
 PUSH = "__pregel_push"
@@ -52,6 +53,10 @@ def task_writes(plan: CancelPlan, tup: CheckpointTuple | None) -> list[TaskWrite
         if call_id is not None
     }
     missing = [r.tool_call_id for r in plan.results if r.tool_call_id not in task_of]
+    _refuse_kept_interrupts(
+        [call_id for call_id, task in task_of.items() if task.interrupts],
+        {r.tool_call_id for r in plan.results},
+    )
     if missing:
         raise CannotCancel(
             f"calls {missing} do not run in tasks of their own (a tool node that runs every "
@@ -64,6 +69,19 @@ def task_writes(plan: CancelPlan, tup: CheckpointTuple | None) -> list[TaskWrite
         for result in plan.results
         for task in [task_of[result.tool_call_id]]
     ]
+
+
+def _refuse_kept_interrupts(interrupted: list[str], cancelled: set[str]) -> None:
+    """Before langgraph 1.2.13 a task's interrupt stays pending after we record its result,
+    and the resume would still ask for it: refuse rather than leave a thread that cannot
+    resume with a single value."""
+    waiting = [call_id for call_id in interrupted if call_id in cancelled]
+    if waiting and not HAS_TASK_STATUSES:
+        raise CannotCancel(
+            f"calls {waiting} wait on an interrupt, and langgraph "
+            f"{installed_version('langgraph')} keeps it pending after its result is recorded; "
+            "cancel all pending calls, or upgrade to langgraph 1.2.13 or later"
+        )
 
 
 def checkpointer_of(graph: Any, config: Mapping[str, Any]) -> BaseCheckpointSaver[Any]:
