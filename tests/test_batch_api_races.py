@@ -4,11 +4,11 @@ savers (in memory, SQLite, PostgreSQL through a pool; sync and async)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sqlite3
 from collections import Counter
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +21,15 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from langgraph_checkpoint_repair.batch import RunReport, UnknownRun
+from langgraph_checkpoint_repair.batch import (
+    UnknownRun,
+    arepair_threads,
+    aundo_run,
+    repair_threads,
+    undo_run,
+)
 from langgraph_checkpoint_repair.stores import GenericStore, store_for
-from langgraph_checkpoint_repair.stores.plan import RUN_KEY
+from langgraph_checkpoint_repair.stores.plan import DETAIL_KEY, RUN_KEY
 from langgraph_checkpoint_repair.stores.sqlite import SqliteStore
 from tests.batch_runs import head_messages, run_repair, run_undo
 from tests.oracle import assert_valid
@@ -64,35 +70,51 @@ async def saver_of(
 
 
 class SecondRunInTheWindow:
-    """Runs a whole second `repair_threads` on the same saver when the first run is about
-    to store its last repair: after its last look at that head, before its `put` stores it
-    (hooked into the saver class's own `put`, which every store's write goes through)."""
+    """Runs a whole second run (a repair, or an undo of `undo_of`) on the same saver when
+    the first run is about to store its last checkpoint: after its last look at that
+    head, before its `put` stores it (hooked into the saver class's own `put`, which
+    every store's write goes through)."""
 
-    def __init__(self, store: Store, first_run_puts: int) -> None:
+    def __init__(self, store: Store, first_run_puts: int, undo_of: str | None = None) -> None:
         self.store = store
         self.first_run_puts = first_run_puts
+        self.undo_of = undo_of
         self.seen: set[str] = set()  # an async put may call the sync one: count ids
-        self.report: RunReport | None = None
+        self.report: Any = None
 
     def due(self, checkpoint: Any, metadata: Any) -> bool:
-        if RUN_KEY not in metadata or self.report is not None or checkpoint["id"] in self.seen:
+        kind = (metadata.get(DETAIL_KEY) or {}).get("kind")
+        wanted = "undo" if self.undo_of else "repair"
+        if kind != wanted or self.report is not None or checkpoint["id"] in self.seen:
             return False
         self.seen.add(checkpoint["id"])
         return len(self.seen) == self.first_run_puts
+
+    def run(self) -> Any:
+        saver = self.store.saver
+        if self.undo_of is not None:
+            return undo_run(saver, self.undo_of)
+        return repair_threads(saver, min_idle=timedelta(0))
+
+    async def arun(self) -> Any:
+        saver = self.store.saver
+        if self.undo_of is not None:
+            return await aundo_run(saver, self.undo_of)
+        return await arepair_threads(saver, min_idle=timedelta(0))
 
     def patch(self, monkeypatch: pytest.MonkeyPatch, cls: Any) -> None:
         put, aput = cls.put, cls.aput
 
         def hooked_put(saver: Any, cfg: Any, checkpoint: Any, metadata: Any, new: Any) -> Any:
             if self.due(checkpoint, metadata):
-                self.report = asyncio.run(run_repair(self.store))
+                self.report = self.run()
             return put(saver, cfg, checkpoint, metadata, new)
 
         async def hooked_aput(
             saver: Any, cfg: Any, checkpoint: Any, metadata: Any, new: Any
         ) -> Any:
             if self.due(checkpoint, metadata):
-                self.report = await run_repair(self.store)
+                self.report = await self.arun()
             return await aput(saver, cfg, checkpoint, metadata, new)
 
         monkeypatch.setattr(cls, "put", hooked_put)
@@ -157,3 +179,38 @@ def test_a_subclass_that_stores_as_its_base_takes_its_locked_path(tmp_path: Path
     with sqlite3.connect(tmp_path / "threads.sqlite", check_same_thread=False) as conn:
         assert isinstance(store_for(AppSqliteSaver(conn)), SqliteStore)
         assert type(store_for(LoggingSqliteSaver(conn))) is GenericStore
+
+
+async def undo_runs(store: Store) -> Counter[str]:
+    """How many undo checkpoints each run id wrote."""
+    found: Counter[str] = Counter()
+    for tup in await store.list(store.saver, None):  # type: ignore[arg-type]
+        metadata: dict[str, Any] = dict(tup.metadata)
+        if (metadata.get(DETAIL_KEY) or {}).get("kind") == "undo":
+            found[str(metadata[RUN_KEY])] += 1
+    return found
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_whole_undo_inside_another_undos_window_restores_nothing_twice(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with saver_of(kind, tmp_path, request) as store:
+        threads = [f"window-{n}" for n in range(BROKEN)]
+        for thread_id in threads:
+            await put_in_namespace(store, thread_id, "", SUBGRAPH_HISTORY)
+        repaired = await run_repair(store)
+        second = SecondRunInTheWindow(store, BROKEN, undo_of=repaired.run_id)
+        second.patch(monkeypatch, type(store.saver))
+        first = await run_undo(store, repaired.run_id)
+        monkeypatch.undo()
+
+        late = second.report
+        assert late is not None, "the second undo never ran"
+        assert first.errors == [] and late.errors == []
+        assert (first.threads_restored, first.threads_skipped) == (BROKEN, 0)
+        assert (late.threads_restored, late.threads_skipped) == (0, BROKEN)
+        assert {s["reason"] for s in late.skipped} == {"claimed"}
+        assert await undo_runs(store) == Counter({first.run_id: BROKEN})
+        for thread_id in threads:
+            assert await head_messages(store, thread_id) == SUBGRAPH_HISTORY
