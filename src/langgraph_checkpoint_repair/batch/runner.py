@@ -105,8 +105,17 @@ class _Run:
         self.on_progress(report)
         return report.stopped
 
+    def left_alone(self, assessment: Assessment, outcome: WriteOutcome) -> None:
+        """A head found claimed or moved on at the last look: nothing written, so its
+        place under --limit goes to the next broken head."""
+        self.quota.give_back()
+        self.report.record(assessment, outcome)
+
     def wrote(self, assessment: Assessment, new: NewCheckpoint, outcome: WriteOutcome) -> None:
         """Report what a write turned out to be: only a repaired head counts as repaired."""
+        if outcome in ("claimed", "moved_on"):
+            self.left_alone(assessment, outcome)
+            return
         if outcome != "repaired":
             written = new.checkpoint_id if outcome == "superseded" else None
             self.report.record(assessment, outcome, written)
@@ -125,11 +134,14 @@ class _Run:
         )
 
     def take_page(self, page: list[Head]) -> list[Head]:
-        self.report.scanned(len(page))
+        """The page's heads to load; those the first look cleared count as scanned now,
+        the others as each is looked at (a run stopped mid-page counts only those)."""
         self.report.saw(name for head in page for name in head.channels)
         if self.options.policy.provider is not None:  # the first look knows pairing only
             return page
-        return [head for head in page if head.maybe_broken]
+        to_load = [head for head in page if head.maybe_broken]
+        self.report.scanned(len(page) - len(to_load))
+        return to_load
 
     def assess(self, tup: CheckpointTuple) -> Assessment:
         o = self.options
@@ -172,6 +184,7 @@ class _SyncRun(_Run):
     def process(self, head: Head) -> None:
         if self.stop.is_set():
             return
+        self.report.scanned(1)
         try:
             stored = self.store.load(head)
             if stored is None:
@@ -188,7 +201,7 @@ class _SyncRun(_Run):
         current = self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)
         moved = head_moved(current, assessment, new)  # before waiting for the pacer
         if moved is not None:
-            self.report.record(assessment, moved)
+            self.left_alone(assessment, moved)
             return
         if not self.pacer.wait():
             return  # stopped while waiting for its turn: left for the next run
@@ -214,6 +227,7 @@ class _AsyncRun(_Run):
         async with gate:
             if self.stop.is_set():
                 return
+            self.report.scanned(1)
             try:
                 stored = await self.store.load(head)
                 if stored is None:
@@ -230,7 +244,7 @@ class _AsyncRun(_Run):
         current = await self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)
         moved = head_moved(current, assessment, new)  # before waiting for the pacer
         if moved is not None:
-            self.report.record(assessment, moved)
+            self.left_alone(assessment, moved)
             return
         if not await self.pacer.await_turn():
             return  # stopped while waiting for its turn: left for the next run
