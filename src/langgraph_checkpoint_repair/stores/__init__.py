@@ -15,7 +15,7 @@ KINDS = {
     "langgraph.checkpoint.sqlite": "sqlite",
     "langgraph.checkpoint.sqlite.aio": "sqlite",
 }
-STORAGE_METHODS = ("get_tuple", "aget_tuple", "list", "alist", "put", "aput", "setup")
+STORAGE_METHODS = ("get_tuple", "aget_tuple", "list", "alist", "put", "aput")
 
 
 def _kind(saver: BaseCheckpointSaver[Any]) -> str:
