@@ -6,14 +6,13 @@ from __future__ import annotations
 import signal
 import sqlite3
 import subprocess
-import time
 from collections.abc import Callable
 from typing import Any
 
 import psycopg
 import pytest
 
-from tests.cli_runs import last_json, run_cli, start_cli
+from tests.cli_runs import last_json, run_cli, start_cli, wait_for_first_repair
 from tests.seeding import SUBGRAPH_HISTORY
 from tests.test_batch_races import BROKEN_THREADS, cli_store, seed_broken
 
@@ -78,13 +77,6 @@ CASES = {
 }
 
 
-def wait_for_first_undo(count: Callable[[], dict[str, int]]) -> None:
-    deadline = time.monotonic() + 60
-    while not count() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert count(), "the undo wrote nothing"
-
-
 @pytest.mark.parametrize("case", list(CASES))
 async def test_a_signal_stops_an_undo_and_the_next_undo_finishes(
     case: str, request: pytest.FixtureRequest
@@ -97,7 +89,7 @@ async def test_a_signal_stops_an_undo_and_the_next_undo_finishes(
     json_flag = ["--json"] if as_json else []
     slow = ("--max-writes-per-second", "0.5")
     process = start_cli("undo", target, "--run", run_id, *slow, *json_flag)
-    wait_for_first_undo(count)
+    wait_for_first_repair(count)  # the first undo checkpoint, here
     process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=60)
 
