@@ -106,6 +106,13 @@ class Quota:
             self.left -= 1
             return True
 
+    def give_back(self) -> None:
+        """Return a repair that was not written (another run holds the thread, or it
+        moved on): only repairs this run wrote count against the limit."""
+        with self._lock:
+            if self.left is not None:
+                self.left += 1
+
 
 class Pacer:
     """Spaces writes to at most `per_second`. Waits end early when `stop` is set, so a

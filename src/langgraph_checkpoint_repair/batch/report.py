@@ -125,6 +125,8 @@ class UndoReport:
     threads_skipped: int = 0
     skipped: list[dict[str, str]] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
+    stopped: bool = False
+    """The undo was asked to stop (a signal) before it looked at every thread."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -134,4 +136,5 @@ class UndoReport:
             "threads_skipped": self.threads_skipped,
             "skipped": self.skipped,
             "errors": self.errors,
+            **({"stopped": True} if self.stopped else {}),
         }

@@ -1,4 +1,4 @@
-"""`repair_threads`, `undo_run` and their async twins: thin I/O shells over the
+"""`repair_threads` and its async twin (undo is in `undo`): thin I/O shells over the
 stores and the pure rules in `stores.plan` and `options`."""
 
 from __future__ import annotations
@@ -6,28 +6,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from ..delta import aload_rebuilt, is_snapshot, load_rebuilt, snapshot_value
-from ..stores import AsyncThreadStore, Head, RepairEntry, ThreadStore, astore_for, store_for
-from ..stores.base import entry_from_metadata
+from ..delta import aload_rebuilt, load_rebuilt
+from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.plan import (
-    DETAIL_KEY,
     Assessment,
     NewCheckpoint,
     assess,
     checkpoint_on_top,
-    new_run_id,
     repair_detail,
-    undo_detail,
 )
 from ..stores.races import WriteOutcome, head_moved
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
-from .report import RunReport, UndoReport, UnknownRun, first_line
+from .report import RunReport
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
@@ -104,8 +99,17 @@ class _Run:
         self.on_progress(report)
         return report.stopped
 
+    def left_alone(self, assessment: Assessment, outcome: WriteOutcome) -> None:
+        """A head found claimed or moved on at the last look: nothing written, so its
+        place under --limit goes to the next broken head."""
+        self.quota.give_back()
+        self.report.record(assessment, outcome)
+
     def wrote(self, assessment: Assessment, new: NewCheckpoint, outcome: WriteOutcome) -> None:
         """Report what a write turned out to be: only a repaired head counts as repaired."""
+        if outcome in ("claimed", "moved_on"):
+            self.left_alone(assessment, outcome)
+            return
         if outcome != "repaired":
             written = new.checkpoint_id if outcome == "superseded" else None
             self.report.record(assessment, outcome, written)
@@ -124,11 +128,14 @@ class _Run:
         )
 
     def take_page(self, page: list[Head]) -> list[Head]:
-        self.report.scanned(len(page))
+        """The page's heads to load; those the first look cleared count as scanned now,
+        the others as each is looked at (a run stopped mid-page counts only those)."""
         self.report.saw(name for head in page for name in head.channels)
         if self.options.policy.provider is not None:  # the first look knows pairing only
             return page
-        return [head for head in page if head.maybe_broken]
+        to_load = [head for head in page if head.maybe_broken]
+        self.report.scanned(len(page) - len(to_load))
+        return to_load
 
     def assess(self, tup: CheckpointTuple) -> Assessment:
         o = self.options
@@ -171,6 +178,7 @@ class _SyncRun(_Run):
     def process(self, head: Head) -> None:
         if self.stop.is_set():
             return
+        self.report.scanned(1)
         try:
             stored = self.store.load(head)
             if stored is None:
@@ -187,7 +195,7 @@ class _SyncRun(_Run):
         current = self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)
         moved = head_moved(current, assessment, new)  # before waiting for the pacer
         if moved is not None:
-            self.report.record(assessment, moved)
+            self.left_alone(assessment, moved)
             return
         if not self.pacer.wait():
             return  # stopped while waiting for its turn: left for the next run
@@ -213,6 +221,7 @@ class _AsyncRun(_Run):
         async with gate:
             if self.stop.is_set():
                 return
+            self.report.scanned(1)
             try:
                 stored = await self.store.load(head)
                 if stored is None:
@@ -229,7 +238,7 @@ class _AsyncRun(_Run):
         current = await self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)
         moved = head_moved(current, assessment, new)  # before waiting for the pacer
         if moved is not None:
-            self.report.record(assessment, moved)
+            self.left_alone(assessment, moved)
             return
         if not await self.pacer.await_turn():
             return  # stopped while waiting for its turn: left for the next run
@@ -245,122 +254,3 @@ def migrate(saver: BaseCheckpointSaver[Any]) -> list[str] | None:
     store = store_for(stored_saver(saver))
     apply: Any = getattr(store, "migrate", None)
     return None if apply is None else list(apply())
-
-
-def undo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
-    """Restore, append-only, every thread `run_id` repaired whose head is still that repair."""
-    store = store_for(stored_saver(saver))
-    report = UndoReport(new_run_id(), run_id)
-    entries = known_repairs(run_id, list(store.repairs_of(run_id)))
-    store.begin_run(report.run_id, "undo", {"undo_of": run_id})
-    for entry in entries:
-        try:
-            head = store.load(_head(entry, entry.repair_checkpoint_id))
-            current = store.head_id(entry.thread_id, entry.checkpoint_ns)
-            source = _rebuilt(store.saver, store.load(_head(entry, entry.source_checkpoint_id)))
-            new = _restoring(store.saver, entry, head, current, source, report)
-            if new is not None:
-                store.write(new)
-                report.threads_restored += 1
-        except Exception as error:
-            report.errors.append(_failure(entry, error))
-    store.finish_run(report.run_id, report.to_json())
-    return report
-
-
-async def aundo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
-    """The async twin of `undo_run`."""
-    store = astore_for(stored_saver(saver))
-    report = UndoReport(new_run_id(), run_id)
-    entries = known_repairs(run_id, [entry async for entry in store.repairs_of(run_id)])
-    await store.begin_run(report.run_id, "undo", {"undo_of": run_id})
-    for entry in entries:
-        try:
-            head = await store.load(_head(entry, entry.repair_checkpoint_id))
-            current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
-            source = await store.load(_head(entry, entry.source_checkpoint_id))
-            if source is not None:
-                source, _ = await aload_rebuilt(store.saver, source, None)
-            new = _restoring(store.saver, entry, head, current, source, report)
-            if new is not None:
-                await store.write(new)
-                report.threads_restored += 1
-        except Exception as error:
-            report.errors.append(_failure(entry, error))
-    await store.finish_run(report.run_id, report.to_json())
-    return report
-
-
-def _rebuilt(
-    saver: BaseCheckpointSaver[Any], tup: CheckpointTuple | None
-) -> CheckpointTuple | None:
-    """A source checkpoint with its delta message channels rebuilt: what it showed."""
-    return None if tup is None else load_rebuilt(saver, tup, None)[0]
-
-
-def known_repairs(run_id: str, entries: list[RepairEntry]) -> list[RepairEntry]:
-    """The run's recorded repairs; none means an unknown run id, refused before any write."""
-    if not entries:
-        raise UnknownRun(f"no repair recorded for run {run_id!r}: nothing to undo")
-    return entries
-
-
-def _head(entry: RepairEntry, checkpoint_id: str) -> Head:
-    return Head(entry.thread_id, entry.checkpoint_ns, checkpoint_id)
-
-
-def _restoring(
-    saver: BaseCheckpointSaver[Any],
-    entry: RepairEntry,
-    head: CheckpointTuple | None,
-    current_head_id: str | None,
-    source: CheckpointTuple | None,
-    report: UndoReport,
-) -> NewCheckpoint | None:
-    """A checkpoint on top of the repair that puts back the channels as they were
-    before it; None (and a reason in the report) when the thread must be left alone."""
-    reason = _why_not_restore(report.undo_of, entry, head, current_head_id, source)
-    if reason is not None:
-        _skip(report, entry, reason)
-        return None
-    assert head is not None and source is not None
-    detail: dict[str, Any] = head.metadata.get(DETAIL_KEY) or {}  # type: ignore[assignment]
-    channels: Iterable[str] = detail.get("actions", {}).keys()
-    shown = source.checkpoint["channel_values"]
-    values = {name: snapshot_value(shown[name]) for name in channels if name in shown}
-    written = head.checkpoint["channel_values"]
-    snapshots = [name for name in values if is_snapshot(written.get(name))]
-    undo = undo_detail(report.undo_of, entry.repair_checkpoint_id)
-    return checkpoint_on_top(head, values, saver.get_next_version, undo, report.run_id, snapshots)
-
-
-def _why_not_restore(
-    run_id: str,
-    entry: RepairEntry,
-    head: CheckpointTuple | None,
-    current_head_id: str | None,
-    source: CheckpointTuple | None,
-) -> str | None:
-    if head is None:  # the run stopped between its audit record and its write
-        return "not_written"
-    if entry_from_metadata(head, run_id) != entry:  # trust the checkpoint, not the listing
-        return "not_this_run"
-    if current_head_id != entry.repair_checkpoint_id:
-        return "moved_on"
-    return "source_missing" if source is None else None
-
-
-def _skip(report: UndoReport, entry: RepairEntry, reason: str) -> None:
-    """Count a thread the undo leaves alone, and say why."""
-    report.threads_skipped += 1
-    report.skipped.append(
-        {"thread_id": entry.thread_id, "checkpoint_ns": entry.checkpoint_ns, "reason": reason}
-    )
-
-
-def _failure(entry: RepairEntry, error: BaseException) -> dict[str, str]:
-    return {
-        "thread_id": entry.thread_id,
-        "checkpoint_ns": entry.checkpoint_ns,
-        "error": first_line(error),
-    }

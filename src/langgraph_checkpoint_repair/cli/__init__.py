@@ -27,8 +27,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         options = run_options(args) if args.command in ("scan", "repair") else None
         if args.command == "show":
             build_policy(args.policy)  # a bad setting is refused before anything is opened
-        # scan and repair stop gently on a signal; undo and migrate keep the defaults
-        signals = stop_on_signals() if options else contextlib.nullcontext(StopRequest())
+        # scan, repair and undo stop gently on a signal; migrate keeps the defaults
+        gentle = options is not None or args.command == "undo"
+        signals = stop_on_signals() if gentle else contextlib.nullcontext(StopRequest())
         with signals as stop:
             job = Job(args, options, out, stop)
             return _open_and_run(job)

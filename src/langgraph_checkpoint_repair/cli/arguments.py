@@ -105,6 +105,7 @@ def parser() -> Parser:
         _add_run_command(commands, name, summary)
     undo = _add_command(commands, "undo", "restore the threads a run repaired (append-only)")
     undo.add_argument("--run", required=True, metavar="RUN_ID", help="the run to undo")
+    _add_rate(undo, "restore")
     _add_command(commands, "migrate", "create or update the audit tables (PostgreSQL)")
     show = _add_command(
         commands, "show", "show one thread's messages before and after repair; write nothing"
@@ -174,9 +175,14 @@ def _add_run_command(commands: Any, name: str, summary: str) -> None:
         help="a message channel to repair (repeatable; default: messages); "
         "a channel found in no scanned thread is reported",
     )  # fmt: skip
+    _add_rate(command, "repair")
+
+
+def _add_rate(command: argparse.ArgumentParser, writes: str) -> None:
     command.add_argument(
         "--max-writes-per-second", type=rate, metavar="RATE",
-        help="at most RATE repair writes per second (positive, e.g. 5 or 0.5; default: no limit)",
+        help=f"at most RATE {writes} writes per second (positive, e.g. 5 or 0.5; "
+        "default: no limit)",
     )  # fmt: skip
 
 

@@ -77,7 +77,7 @@ class Job:
         if self.args.command == "migrate":
             return self.migrated(migrate(saver))
         if self.args.command == "undo":
-            return self.undone(undo_run(saver, self.args.run))
+            return self.undone(undo_run(saver, self.args.run, **self.undo_settings()))
         if self.args.command == "show":
             return self.shown(preview_thread(saver, self.args.thread, **self.show_settings()))
         assert self.options is not None
@@ -96,7 +96,7 @@ class Job:
         if self.args.command == "migrate":
             raise UsageError("migrate needs a postgresql:// target or a sync saver")
         if self.args.command == "undo":
-            return self.undone(await aundo_run(saver, self.args.run))
+            return self.undone(await aundo_run(saver, self.args.run, **self.undo_settings()))
         if self.args.command == "show":
             settings = self.show_settings()
             return self.shown(await apreview_thread(saver, self.args.thread, **settings))
@@ -120,6 +120,10 @@ class Job:
     def progress(self, total: int | None) -> RunProgress:
         assert self.options is not None
         return RunProgress("scanning" if self.options.dry_run else "repairing", total)
+
+    def undo_settings(self) -> dict[str, Any]:
+        rate = self.args.max_writes_per_second
+        return {"stop": self.stop.event, "max_writes_per_second": rate}
 
     def show_settings(self) -> dict[str, Any]:
         return {
@@ -152,13 +156,17 @@ class Job:
                 f"langgraph-repair: warning: no scanned thread has a channel named {channel!r}",
                 file=sys.stderr,
             )
-        if report.stopped and self.stop.exit_code is not None:
+        return self.exit_code(report.stopped, bool(report.errors))
+
+    def exit_code(self, stopped: bool, failed: bool) -> int:
+        """130 / 143 for a run a signal stopped (saying so on stderr), else 1 or 0."""
+        if stopped and self.stop.exit_code is not None:
             print(
                 f"langgraph-repair: stopped by {self.stop.name}; run the command again to finish",
                 file=sys.stderr,
             )
             return self.stop.exit_code
-        return EXIT_THREAD_FAILED if report.errors else EXIT_OK
+        return EXIT_THREAD_FAILED if failed else EXIT_OK
 
     def print_report(self, report: RunReport) -> None:
         """The table and summary, or the JSON line: of a run, or of what a failed run did."""
@@ -178,7 +186,7 @@ class Job:
             print_json(undo.to_json(), self.out)
         else:
             print_undo(undo, self.out)
-        return EXIT_THREAD_FAILED if undo.errors else EXIT_OK
+        return self.exit_code(undo.stopped, bool(undo.errors))
 
     def migrated(self, applied: list[str] | None) -> int:
         if self.args.json:

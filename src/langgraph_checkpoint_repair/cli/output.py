@@ -61,6 +61,8 @@ def print_undo(report: UndoReport, out: TextIO) -> None:
         ("threads restored", f"{report.threads_restored:,}"),
         ("threads skipped", f"{report.threads_skipped:,}"),
     ]
+    if report.stopped:
+        rows.append(("stopped", "yes: run the command again to finish"))
     print_table(rows, out)
     for skipped in report.skipped:
         out.write(f"skipped: thread {skipped['thread_id']} ({skipped['reason']})\n")

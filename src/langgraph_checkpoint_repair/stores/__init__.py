@@ -9,14 +9,28 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from .base import AsyncThreadStore, Head, RepairEntry, Selection, ThreadStore
 from .generic import AsyncGenericStore, GenericStore
 
+KINDS = {
+    "langgraph.checkpoint.postgres": "postgres",
+    "langgraph.checkpoint.postgres.aio": "postgres",
+    "langgraph.checkpoint.sqlite": "sqlite",
+    "langgraph.checkpoint.sqlite.aio": "sqlite",
+}
+STORAGE_METHODS = ("get_tuple", "aget_tuple", "list", "alist", "put", "aput")
+
 
 def _kind(saver: BaseCheckpointSaver[Any]) -> str:
-    """Which fast path understands this saver's tables: "postgres", "sqlite" or "generic"."""
-    module = type(saver).__module__
-    if module in ("langgraph.checkpoint.postgres", "langgraph.checkpoint.postgres.aio"):
-        return "postgres"
-    if module in ("langgraph.checkpoint.sqlite", "langgraph.checkpoint.sqlite.aio"):
-        return "sqlite"
+    """Which fast path understands this saver's tables: "postgres", "sqlite" or "generic".
+
+    A subclass of LangGraph's PostgreSQL or SQLite saver takes the fast path (with its
+    lock) as long as it stores and loads as its base class does; one that overrides
+    how it stores or loads is driven through its own methods, as any saver.
+    """
+    cls = type(saver)
+    for base in cls.__mro__:
+        kind = KINDS.get(base.__module__)
+        if kind is not None:
+            same = all(getattr(cls, m, None) is getattr(base, m, None) for m in STORAGE_METHODS)
+            return kind if same else "generic"
     return "generic"
 
 

@@ -5,11 +5,13 @@ way to enumerate threads); each head is then loaded with `get_tuple`. The run
 is recorded in the repair checkpoints' own metadata, which `repairs_of` reads
 back with a metadata filter.
 
-The public API has no lock or transaction, so a repair is written after one
-more look at the head and checked after writing (`races`). Two runs repairing
-one head write the same checkpoint id, so the store keeps one repair checkpoint
-for it whatever the timing; both runs may count it only if they write within
-moments of each other.
+The public API has no lock or transaction. Runs in this process that share the
+saver object claim a head before writing it (`claims`), which for an in-memory
+saver is the whole lock. Across processes, a repair is written after one more
+look at the head and at its own checkpoint id, and checked after writing
+(`races`): two runs repairing one head write the same checkpoint id, so the
+store keeps one repair checkpoint for it whatever the timing; both may count
+it only if they write within moments of each other.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from .base import Head, RepairEntry, Selection, entry_from_metadata
+from .claims import claim
 from .plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
-from .races import Stored, WriteOutcome, head_moved, settled
+from .races import Planned, Stored, WriteOutcome, head_moved, settled, thread_key
 
 
 def _latest(keys: Iterable[tuple[str, str, str]]) -> list[Head]:
@@ -48,14 +51,19 @@ def _thread_config(thread_id: str, checkpoint_ns: str) -> Any:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}}
 
 
+def _written_config(planned: Planned, new: NewCheckpoint) -> Any:
+    """The config that loads `new` itself, once stored."""
+    return Head(planned.thread_id, planned.checkpoint_ns, new.checkpoint_id).config
+
+
 def _stored(tup: CheckpointTuple) -> Stored:
     parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
     run_id = tup.metadata.get(RUN_KEY)
     return Stored(tuple_key(tup)[2], parent, run_id if isinstance(run_id, str) else None)
 
 
-def _newer(tup: CheckpointTuple, assessment: Assessment) -> bool:
-    return tuple_key(tup)[2] > assessment.checkpoint_id
+def _newer(tup: CheckpointTuple, planned: Planned) -> bool:
+    return tuple_key(tup)[2] > planned.checkpoint_id
 
 
 class GenericStore:
@@ -88,22 +96,40 @@ class GenericStore:
         self.saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
 
     def write_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome:
-        """Write the repair if the head has not moved, then see what it turned out to be.
-        The repair checkpoint's metadata is the run's record."""
-        current = self.head_id(assessment.thread_id, assessment.checkpoint_ns)
-        moved = head_moved(current, assessment, new)
-        if moved is not None:
-            return moved
-        self.write(new)
-        return settled(self._newer_than(assessment), assessment, new, run_id)
+        """Write the repair unless the head moved; its metadata is the run's record."""
+        return self.write_on(run_id, assessment, new)
 
-    def _newer_than(self, assessment: Assessment) -> Iterator[Stored]:
-        """The thread's checkpoints newer than the repair's source, newest first."""
-        scope = _thread_config(assessment.thread_id, assessment.checkpoint_ns)
+    def write_undo(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
+        """Write an undo checkpoint on the repair it restores, as a repair is written."""
+        return self.write_on(run_id, planned, new)
+
+    def write_on(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
+        """Claim the head in this process, look at it again and write `new` on it; then
+        see what the write turned out to be."""
+        with claim(self.saver, thread_key(planned)) as mine:
+            if not mine:
+                return "claimed"
+            moved = self._moved(planned, new)
+            if moved is not None:
+                return moved
+            self.write(new)
+        return settled(self._newer_than(planned), planned, new, run_id)
+
+    def _moved(self, planned: Planned, new: NewCheckpoint) -> WriteOutcome | None:
+        """The last look before writing: at the head, and at `new`'s own id, which a run
+        this process cannot see may have stored already."""
+        moved = head_moved(self.head_id(*thread_key(planned)), planned, new)
+        if moved is None and self.saver.get_tuple(_written_config(planned, new)) is not None:
+            return "claimed"
+        return moved
+
+    def _newer_than(self, planned: Planned) -> Iterator[Stored]:
+        """The thread's checkpoints newer than the head written on, newest first."""
+        scope = _thread_config(planned.thread_id, planned.checkpoint_ns)
         listed = self.saver.list(scope)
         try:
             for tup in listed:
-                if not _newer(tup, assessment):
+                if not _newer(tup, planned):
                     return
                 yield _stored(tup)
         finally:  # a listing stopped early may still hold the saver's lock
@@ -155,20 +181,35 @@ class AsyncGenericStore:
         self, run_id: str, assessment: Assessment, new: NewCheckpoint
     ) -> WriteOutcome:
         """The twin of `GenericStore.write_repair`."""
-        current = await self.head_id(assessment.thread_id, assessment.checkpoint_ns)
-        moved = head_moved(current, assessment, new)
-        if moved is not None:
-            return moved
-        await self.write(new)
-        newer = [stored async for stored in self._newer_than(assessment)]
-        return settled(newer, assessment, new, run_id)
+        return await self.write_on(run_id, assessment, new)
 
-    async def _newer_than(self, assessment: Assessment) -> AsyncIterator[Stored]:
-        scope = _thread_config(assessment.thread_id, assessment.checkpoint_ns)
+    async def write_undo(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
+        return await self.write_on(run_id, planned, new)
+
+    async def write_on(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
+        """The twin of `GenericStore.write_on`."""
+        with claim(self.saver, thread_key(planned)) as mine:
+            if not mine:
+                return "claimed"
+            moved = await self._moved(planned, new)
+            if moved is not None:
+                return moved
+            await self.write(new)
+        newer = [stored async for stored in self._newer_than(planned)]
+        return settled(newer, planned, new, run_id)
+
+    async def _moved(self, planned: Planned, new: NewCheckpoint) -> WriteOutcome | None:
+        moved = head_moved(await self.head_id(*thread_key(planned)), planned, new)
+        if moved is None and await self.saver.aget_tuple(_written_config(planned, new)):
+            return "claimed"
+        return moved
+
+    async def _newer_than(self, planned: Planned) -> AsyncIterator[Stored]:
+        scope = _thread_config(planned.thread_id, planned.checkpoint_ns)
         listed = self.saver.alist(scope)
         try:
             async for tup in listed:
-                if not _newer(tup, assessment):
+                if not _newer(tup, planned):
                     return
                 yield _stored(tup)
         finally:  # an async listing stopped early is not closed until collected

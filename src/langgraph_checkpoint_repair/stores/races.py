@@ -12,11 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
-from .plan import Assessment, NewCheckpoint
+from .plan import NewCheckpoint
 
 WriteOutcome = Literal["repaired", "claimed", "moved_on", "superseded"]
+
+
+class Planned(Protocol):
+    """The head a write was planned on: a repair's planned, or the repair an undo restores."""
+
+    @property
+    def thread_id(self) -> str: ...
+    @property
+    def checkpoint_ns(self) -> str: ...
+    @property
+    def checkpoint_id(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -29,34 +40,32 @@ class Stored:
     """The run named in its metadata, when a repair run wrote it."""
 
 
-def thread_key(assessment: Assessment) -> tuple[str, str]:
+def thread_key(planned: Planned) -> tuple[str, str]:
     """(thread id, namespace): the parameters of a head query."""
-    return (assessment.thread_id, assessment.checkpoint_ns)
+    return (planned.thread_id, planned.checkpoint_ns)
 
 
-def sibling_key(assessment: Assessment, new: NewCheckpoint) -> dict[str, str]:
+def sibling_key(planned: Planned, new: NewCheckpoint) -> dict[str, str]:
     """The parameters of a query for the repair's siblings: other children of its source
     (all newer than the source, so an index range over the few newest checkpoints)."""
     return {
-        "thread_id": assessment.thread_id,
-        "checkpoint_ns": assessment.checkpoint_ns,
-        "source": assessment.checkpoint_id,
+        "thread_id": planned.thread_id,
+        "checkpoint_ns": planned.checkpoint_ns,
+        "source": planned.checkpoint_id,
         "repair": new.checkpoint_id,
     }
 
 
-def head_moved(
-    head_id: str | None, assessment: Assessment, new: NewCheckpoint
-) -> WriteOutcome | None:
+def head_moved(head_id: str | None, planned: Planned, new: NewCheckpoint) -> WriteOutcome | None:
     """None while the head is still the one the repair was planned on; otherwise why not
     write: another run already wrote this very repair, or the thread moved on."""
-    if head_id == assessment.checkpoint_id:
+    if head_id == planned.checkpoint_id:
         return None
     return "claimed" if head_id == new.checkpoint_id else "moved_on"
 
 
 def settled(
-    newer: Iterable[Stored], assessment: Assessment, new: NewCheckpoint, run_id: str
+    newer: Iterable[Stored], planned: Planned, new: NewCheckpoint, run_id: str
 ) -> WriteOutcome:
     """What a written repair turned out to be, from the checkpoints newer than its source.
 
@@ -69,6 +78,6 @@ def settled(
         if stored.checkpoint_id == new.checkpoint_id:
             if stored.run_id != run_id:
                 return "claimed"
-        elif stored.parent_id == assessment.checkpoint_id:
+        elif stored.parent_id == planned.checkpoint_id:
             superseded = True
     return "superseded" if superseded else "repaired"

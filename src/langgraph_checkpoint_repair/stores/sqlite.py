@@ -6,8 +6,10 @@ repair before the transaction ends, while SQLite keeps every other writer out,
 in this process or any other. Two runs cannot both repair a head, and no
 application write can land between the last look and the repair. The
 transaction is opened under the saver's lock and the saver's `put` (which takes
-that lock itself) commits it; a lock of the store's own keeps the store's
-other workers from opening a second transaction on the connection meanwhile.
+that lock itself) commits it; a lock kept per saver object keeps every other
+run sharing that saver (so its connection) from opening a second transaction
+on it meanwhile, and a head claimed by such a run is skipped (`claims`).
+Undo checkpoints are written the same way.
 """
 
 from __future__ import annotations
@@ -15,15 +17,17 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from .base import Head, Selection
+from .claims import claim
 from .generic import AsyncGenericStore, GenericStore
-from .plan import Assessment, NewCheckpoint
-from .races import WriteOutcome, head_moved, sibling_key, thread_key
+from .plan import NewCheckpoint
+from .races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 
 HEADS_SQL = """
 SELECT thread_id, checkpoint_ns, MAX(checkpoint_id)
@@ -54,12 +58,28 @@ def _put_args(new: NewCheckpoint) -> tuple[Any, ...]:
     return (new.config, new.checkpoint, new.metadata, new.new_versions)
 
 
+_writing: weakref.WeakKeyDictionary[object, threading.Lock] = weakref.WeakKeyDictionary()
+_awriting: weakref.WeakKeyDictionary[object, asyncio.Lock] = weakref.WeakKeyDictionary()
+_guard = threading.Lock()
+
+
+def _writing_lock(saver: object) -> threading.Lock:
+    """One write transaction at a time on a saver's connection, whichever run opens it."""
+    with _guard:
+        return _writing.setdefault(saver, threading.Lock())
+
+
+def _awriting_lock(saver: object) -> asyncio.Lock:
+    with _guard:
+        return _awriting.setdefault(saver, asyncio.Lock())
+
+
 class SqliteStore(GenericStore):
     """SqliteSaver: keyset-paged SQL finds the head of each (thread, namespace)."""
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         super().__init__(saver)
-        self.writing = threading.Lock()
+        self.writing = _writing_lock(saver)
         self.conn: sqlite3.Connection = saver.conn  # type: ignore[attr-defined]
         self.lock: threading.Lock = saver.lock  # type: ignore[attr-defined]
 
@@ -83,10 +103,16 @@ class SqliteStore(GenericStore):
             row = self.conn.execute(HEAD_ID_SQL, (thread_id, checkpoint_ns)).fetchone()
         return None if row is None else row[0]
 
-    def write_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome:
-        """Look at the head again and write the repair, all in one write transaction."""
+    def write_on(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
+        """Look at the head again and write `new` on it, all in one write transaction."""
+        with claim(self.saver, thread_key(planned)) as mine:
+            if not mine:
+                return "claimed"
+            return self._write_claimed(planned, new)
+
+    def _write_claimed(self, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
         with self.writing:
-            moved = self._begin(assessment, new)
+            moved = self._begin(planned, new)
             if moved is not None:
                 return moved
             try:
@@ -96,10 +122,10 @@ class SqliteStore(GenericStore):
                 raise
             self._end("COMMIT")
         with self.lock:
-            siblings = self.conn.execute(SIBLINGS_SQL, sibling_key(assessment, new)).fetchone()
+            siblings = self.conn.execute(SIBLINGS_SQL, sibling_key(planned, new)).fetchone()
         return "superseded" if siblings[0] else "repaired"
 
-    def _begin(self, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome | None:
+    def _begin(self, planned: Planned, new: NewCheckpoint) -> WriteOutcome | None:
         """Open the write transaction; None when the head is still the repair's source
         (otherwise the transaction is rolled back)."""
         with self.lock:
@@ -107,8 +133,8 @@ class SqliteStore(GenericStore):
             self.conn.execute("BEGIN IMMEDIATE")
             moved: WriteOutcome | None = "moved_on"
             try:
-                row = self.conn.execute(HEAD_ID_SQL, thread_key(assessment)).fetchone()
-                moved = head_moved(row[0], assessment, new)
+                row = self.conn.execute(HEAD_ID_SQL, thread_key(planned)).fetchone()
+                moved = head_moved(row[0], planned, new)
             finally:
                 if moved is not None:
                     self.conn.execute("ROLLBACK")
@@ -126,7 +152,7 @@ class AsyncSqliteStore(AsyncGenericStore):
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         super().__init__(saver)
-        self.writing = asyncio.Lock()
+        self.writing = _awriting_lock(saver)
         self.conn: Any = saver.conn  # type: ignore[attr-defined]
         self.lock: asyncio.Lock = saver.lock  # type: ignore[attr-defined]
 
@@ -146,12 +172,16 @@ class AsyncSqliteStore(AsyncGenericStore):
         rows = await self._all(HEAD_ID_SQL, (thread_id, checkpoint_ns))
         return rows[0][0] if rows else None
 
-    async def write_repair(
-        self, run_id: str, assessment: Assessment, new: NewCheckpoint
-    ) -> WriteOutcome:
-        """The twin of `SqliteStore.write_repair`."""
+    async def write_on(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
+        """The twin of `SqliteStore.write_on`."""
+        with claim(self.saver, thread_key(planned)) as mine:
+            if not mine:
+                return "claimed"
+            return await self._write_claimed(planned, new)
+
+    async def _write_claimed(self, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
         async with self.writing:
-            moved = await self._begin(assessment, new)
+            moved = await self._begin(planned, new)
             if moved is not None:
                 return moved
             try:
@@ -160,7 +190,7 @@ class AsyncSqliteStore(AsyncGenericStore):
                 await self._end("ROLLBACK")
                 raise
             await self._end("COMMIT")
-        siblings = await self._all(SIBLINGS_SQL, sibling_key(assessment, new))
+        siblings = await self._all(SIBLINGS_SQL, sibling_key(planned, new))
         return "superseded" if siblings[0][0] else "repaired"
 
     async def _all(self, query: str, params: Any) -> list[Any]:
@@ -168,15 +198,15 @@ class AsyncSqliteStore(AsyncGenericStore):
             cursor = await self.conn.execute(query, params)
             return list(await cursor.fetchall())
 
-    async def _begin(self, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome | None:
+    async def _begin(self, planned: Planned, new: NewCheckpoint) -> WriteOutcome | None:
         await self.saver.setup()  # type: ignore[attr-defined]
         async with self.lock:
             await self.conn.execute("BEGIN IMMEDIATE")
             moved: WriteOutcome | None = "moved_on"
             try:
-                cursor = await self.conn.execute(HEAD_ID_SQL, thread_key(assessment))
+                cursor = await self.conn.execute(HEAD_ID_SQL, thread_key(planned))
                 row = await cursor.fetchone()
-                moved = head_moved(row[0], assessment, new)
+                moved = head_moved(row[0], planned, new)
             finally:
                 if moved is not None:
                     await self.conn.execute("ROLLBACK")

@@ -15,7 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 from ..base import Head, RepairEntry, Selection
 from ..generic import AsyncGenericStore
 from ..plan import Assessment, NewCheckpoint
-from ..races import WriteOutcome, head_moved, sibling_key, thread_key
+from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
 
 
@@ -94,28 +94,37 @@ class AsyncPostgresStore(AsyncGenericStore):
         self, run_id: str, assessment: Assessment, new: NewCheckpoint
     ) -> WriteOutcome:
         """The twin of `PostgresStore.write_repair`."""
+        return await self._write_claimed(assessment, new, sql.repair_row(run_id, assessment, new))
+
+    async def write_undo(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
+        return await self._write_claimed(planned, new, None)
+
+    async def _write_claimed(
+        self, planned: Planned, new: NewCheckpoint, audit_row: tuple[Any, ...] | None
+    ) -> WriteOutcome:
         async with self._connection() as conn, conn.transaction():
             await conn.execute(sql.GENTLE_SQL)
-            moved = await self._claim(conn, assessment, new)
+            moved = await self._claim(conn, planned, new)
             if moved is not None:
                 return moved
-            await conn.execute(sql.RECORD_REPAIR_SQL, sql.repair_row(run_id, assessment, new))
+            if audit_row is not None:
+                await conn.execute(sql.RECORD_REPAIR_SQL, audit_row)
             saver = AsyncPostgresSaver(conn, serde=self.saver.serde)
             await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
-        siblings = await self._rows(sql.SIBLINGS_SQL, sibling_key(assessment, new))
+        siblings = await self._rows(sql.SIBLINGS_SQL, sibling_key(planned, new))
         return "superseded" if siblings[0][0] else "repaired"
 
     async def _claim(
-        self, conn: AsyncConnection[Any], assessment: Assessment, new: NewCheckpoint
+        self, conn: AsyncConnection[Any], planned: Planned, new: NewCheckpoint
     ) -> WriteOutcome | None:
         async with conn.cursor(row_factory=tuple_row) as cursor:
-            await cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(assessment)))
+            await cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(planned)))
             taken = await cursor.fetchone()
             if not (taken and taken[0]):
                 return "claimed"
-            await cursor.execute(sql.HEAD_ID_SQL, thread_key(assessment))
+            await cursor.execute(sql.HEAD_ID_SQL, thread_key(planned))
             head = await cursor.fetchone()
-        return head_moved(None if head is None else head[0], assessment, new)
+        return head_moved(None if head is None else head[0], planned, new)
 
     async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         await self._write(sql.FINISH_RUN_SQL, (json.dumps(summary), run_id))

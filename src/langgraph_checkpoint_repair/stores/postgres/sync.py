@@ -15,7 +15,7 @@ from psycopg_pool import ConnectionPool
 from ..base import Head, RepairEntry, Selection
 from ..generic import GenericStore
 from ..plan import Assessment, NewCheckpoint
-from ..races import WriteOutcome, head_moved, sibling_key, thread_key
+from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
 
 
@@ -93,29 +93,40 @@ class PostgresStore(GenericStore):
     def write_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome:
         """Claim the thread, look at its head again, record and put the repair: one
         transaction, so a run stopped at any point leaves all of it or none."""
+        return self._write_claimed(assessment, new, sql.repair_row(run_id, assessment, new))
+
+    def write_undo(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
+        """Claim the thread and put the undo checkpoint as a repair is put (the undo's
+        record is the checkpoint's own metadata)."""
+        return self._write_claimed(planned, new, None)
+
+    def _write_claimed(
+        self, planned: Planned, new: NewCheckpoint, audit_row: tuple[Any, ...] | None
+    ) -> WriteOutcome:
         with self._connection() as conn, conn.transaction():
             conn.execute(sql.GENTLE_SQL)
-            moved = self._claim(conn, assessment, new)
+            moved = self._claim(conn, planned, new)
             if moved is not None:
                 return moved
-            conn.execute(sql.RECORD_REPAIR_SQL, sql.repair_row(run_id, assessment, new))
+            if audit_row is not None:
+                conn.execute(sql.RECORD_REPAIR_SQL, audit_row)
             saver = PostgresSaver(conn, serde=self.saver.serde)  # writes inside the transaction
             saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
-        siblings = self._rows(sql.SIBLINGS_SQL, sibling_key(assessment, new))
+        siblings = self._rows(sql.SIBLINGS_SQL, sibling_key(planned, new))
         return "superseded" if siblings[0][0] else "repaired"
 
     def _claim(
-        self, conn: Connection[Any], assessment: Assessment, new: NewCheckpoint
+        self, conn: Connection[Any], planned: Planned, new: NewCheckpoint
     ) -> WriteOutcome | None:
         """None once this transaction holds the thread's lock and the head is still the
         repair's source; otherwise why the thread is left alone."""
         with conn.cursor(row_factory=tuple_row) as cursor:
-            taken = cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(assessment)))
+            taken = cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(planned)))
             row = taken.fetchone()
             if not (row and row[0]):
                 return "claimed"
-            head = cursor.execute(sql.HEAD_ID_SQL, thread_key(assessment)).fetchone()
-        return head_moved(None if head is None else head[0], assessment, new)
+            head = cursor.execute(sql.HEAD_ID_SQL, thread_key(planned)).fetchone()
+        return head_moved(None if head is None else head[0], planned, new)
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         self._write(sql.FINISH_RUN_SQL, (json.dumps(summary), run_id))

@@ -1,0 +1,203 @@
+"""`undo_run` and its async twin: restore, append-only, what a repair run changed.
+
+Each restore is a checkpoint on top of the run's repair, claimed and written as
+a repair is (`stores.races`), so undos of one run at once restore each thread
+once; an undo obeys a stop request and a write rate as a repair run does.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from ..delta import aload_rebuilt, is_snapshot, load_rebuilt, snapshot_value
+from ..stores import Head, RepairEntry, astore_for, store_for
+from ..stores.base import entry_from_metadata
+from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
+from ..stores.races import WriteOutcome, head_moved
+from . import checks
+from .options import Pacer
+from .report import UndoReport, UnknownRun, first_line
+from .runner import stored_saver
+
+
+def undo_run(
+    saver: BaseCheckpointSaver[Any],
+    run_id: str,
+    *,
+    stop: threading.Event | None = None,
+    max_writes_per_second: float | None = None,
+) -> UndoReport:
+    """Restore, append-only, every thread `run_id` repaired whose head is still that repair.
+
+    Each restore is claimed and written as a repair is, so undos of one run at once
+    restore each thread once and their reports add up. Setting `stop` ends the undo
+    between threads (the write under way finishes) with `stopped` set in the report;
+    running it again restores what is left.
+    """
+    checks.rate(max_writes_per_second)
+    store = store_for(stored_saver(saver))
+    undo = _Undo(run_id, stop, max_writes_per_second)
+    entries = known_repairs(run_id, list(store.repairs_of(run_id)))
+    store.begin_run(undo.report.run_id, "undo", {"undo_of": run_id})
+    for entry in entries:
+        if undo.stopping():
+            break
+        try:
+            head = store.load(_head(entry, entry.repair_checkpoint_id))
+            current = store.head_id(entry.thread_id, entry.checkpoint_ns)
+            source = _rebuilt(store.saver, store.load(_head(entry, entry.source_checkpoint_id)))
+            new = _restoring(store.saver, entry, head, current, source, undo.report)
+            if new is not None and undo.pacer.wait():
+                undo.wrote(entry, store.write_undo(undo.report.run_id, _planned(entry), new))
+        except Exception as error:
+            undo.report.errors.append(_failure(entry, error))
+    store.finish_run(undo.report.run_id, undo.report.to_json())
+    return undo.report
+
+
+async def aundo_run(
+    saver: BaseCheckpointSaver[Any],
+    run_id: str,
+    *,
+    stop: threading.Event | None = None,
+    max_writes_per_second: float | None = None,
+) -> UndoReport:
+    """The async twin of `undo_run`."""
+    checks.rate(max_writes_per_second)
+    store = astore_for(stored_saver(saver))
+    undo = _Undo(run_id, stop, max_writes_per_second)
+    entries = known_repairs(run_id, [entry async for entry in store.repairs_of(run_id)])
+    await store.begin_run(undo.report.run_id, "undo", {"undo_of": run_id})
+    for entry in entries:
+        if undo.stopping():
+            break
+        try:
+            head = await store.load(_head(entry, entry.repair_checkpoint_id))
+            current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
+            source = await store.load(_head(entry, entry.source_checkpoint_id))
+            if source is not None:
+                source, _ = await aload_rebuilt(store.saver, source, None)
+            new = _restoring(store.saver, entry, head, current, source, undo.report)
+            if new is not None and await undo.pacer.await_turn():
+                outcome = await store.write_undo(undo.report.run_id, _planned(entry), new)
+                undo.wrote(entry, outcome)
+        except Exception as error:
+            undo.report.errors.append(_failure(entry, error))
+    await store.finish_run(undo.report.run_id, undo.report.to_json())
+    return undo.report
+
+
+class _Undo:
+    """State shared by the sync and async undo: its report, stop flag and write rate."""
+
+    def __init__(self, run_id: str, stop: threading.Event | None, rate: float | None) -> None:
+        self.report = UndoReport(new_run_id(), run_id)
+        self.stop = stop or threading.Event()
+        self.pacer = Pacer(rate, self.stop)
+
+    def stopping(self) -> bool:
+        """True (and the report says so) once the undo was asked to stop."""
+        self.report.stopped = self.stop.is_set()
+        return self.report.stopped
+
+    def wrote(self, entry: RepairEntry, outcome: WriteOutcome) -> None:
+        """Count what the restore turned out to be: only a restored head counts."""
+        if outcome == "repaired":
+            self.report.threads_restored += 1
+        else:  # another undo restored it, or the application wrote meanwhile
+            _skip(self.report, entry, outcome)
+
+
+def _planned(entry: RepairEntry) -> Head:
+    """The head an undo is written on: the run's repair checkpoint."""
+    return _head(entry, entry.repair_checkpoint_id)
+
+
+def _rebuilt(
+    saver: BaseCheckpointSaver[Any], tup: CheckpointTuple | None
+) -> CheckpointTuple | None:
+    """A source checkpoint with its delta message channels rebuilt: what it showed."""
+    return None if tup is None else load_rebuilt(saver, tup, None)[0]
+
+
+def known_repairs(run_id: str, entries: list[RepairEntry]) -> list[RepairEntry]:
+    """The run's recorded repairs; none means an unknown run id, refused before any write."""
+    if not entries:
+        raise UnknownRun(f"no repair recorded for run {run_id!r}: nothing to undo")
+    return entries
+
+
+def _head(entry: RepairEntry, checkpoint_id: str) -> Head:
+    return Head(entry.thread_id, entry.checkpoint_ns, checkpoint_id)
+
+
+def _restoring(
+    saver: BaseCheckpointSaver[Any],
+    entry: RepairEntry,
+    head: CheckpointTuple | None,
+    current_head_id: str | None,
+    source: CheckpointTuple | None,
+    report: UndoReport,
+) -> NewCheckpoint | None:
+    """A checkpoint on top of the repair that puts back the channels as they were
+    before it; None (and a reason in the report) when the thread must be left alone:
+    `claimed` when another undo of the run has already restored it."""
+    reason = _why_not_restore(report.undo_of, entry, head, source)
+    new = None
+    if reason is None:
+        assert head is not None and source is not None
+        new = _restore(saver, head, source, report)
+        reason = head_moved(current_head_id, _planned(entry), new)
+    if reason is not None:
+        _skip(report, entry, reason)
+        return None
+    return new
+
+
+def _restore(
+    saver: BaseCheckpointSaver[Any],
+    head: CheckpointTuple,
+    source: CheckpointTuple,
+    report: UndoReport,
+) -> NewCheckpoint:
+    detail: dict[str, Any] = head.metadata.get(DETAIL_KEY) or {}  # type: ignore[assignment]
+    channels: Iterable[str] = detail.get("actions", {}).keys()
+    shown = source.checkpoint["channel_values"]
+    values = {name: snapshot_value(shown[name]) for name in channels if name in shown}
+    written = head.checkpoint["channel_values"]
+    snapshots = [name for name in values if is_snapshot(written.get(name))]
+    undo = undo_detail(report.undo_of, head.checkpoint["id"])
+    return checkpoint_on_top(head, values, saver.get_next_version, undo, report.run_id, snapshots)
+
+
+def _why_not_restore(
+    run_id: str,
+    entry: RepairEntry,
+    head: CheckpointTuple | None,
+    source: CheckpointTuple | None,
+) -> str | None:
+    if head is None:  # the run stopped between its audit record and its write
+        return "not_written"
+    if entry_from_metadata(head, run_id) != entry:  # trust the checkpoint, not the listing
+        return "not_this_run"
+    return "source_missing" if source is None else None
+
+
+def _skip(report: UndoReport, entry: RepairEntry, reason: str) -> None:
+    """Count a thread the undo leaves alone, and say why."""
+    report.threads_skipped += 1
+    report.skipped.append(
+        {"thread_id": entry.thread_id, "checkpoint_ns": entry.checkpoint_ns, "reason": reason}
+    )
+
+
+def _failure(entry: RepairEntry, error: BaseException) -> dict[str, str]:
+    return {
+        "thread_id": entry.thread_id,
+        "checkpoint_ns": entry.checkpoint_ns,
+        "error": first_line(error),
+    }
