@@ -11,12 +11,14 @@ the package imports and works on the oldest supported versions.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 try:
@@ -29,6 +31,15 @@ except ImportError:  # langgraph < 1.2 or langgraph-checkpoint < 4
     HAS_DELTA_CHANNELS = False
 else:
     HAS_DELTA_CHANNELS = hasattr(BaseCheckpointSaver, "get_delta_channel_history")
+
+HAS_MSGPACK_ALLOWLIST = (
+    "allowed_msgpack_modules" in inspect.signature(JsonPlusSerializer.__init__).parameters
+)
+"""JsonPlusSerializer takes `allowed_msgpack_modules` (strict when given) and lists the
+types it builds anyway in `SAFE_MSGPACK_TYPES` (langgraph-checkpoint 4.0.1 on)."""
+if HAS_MSGPACK_ALLOWLIST:
+    from langgraph.checkpoint.serde._msgpack import SAFE_MSGPACK_METHODS as SAFE_MSGPACK_METHODS
+    from langgraph.checkpoint.serde._msgpack import SAFE_MSGPACK_TYPES as SAFE_MSGPACK_TYPES
 
 try:
     from langgraph.types import Overwrite as Overwrite

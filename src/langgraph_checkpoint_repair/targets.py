@@ -6,6 +6,11 @@
                                 returning a saver or a (async) context
                                 manager yielding one
 
+A store opened from a URL loads through `strict.StrictSerializer`: only
+LangGraph's and LangChain's own types, and those in `allowed_types`, are built
+from stored bytes. A saver from `module:attr` keeps the serializer its owner
+gave it.
+
 Opening checks what it can before anything is written: the server answers,
 the file exists and is a SQLite database, LangGraph's tables are there, the
 optional extra is installed, the factory imports and runs. Every failure is a
@@ -19,12 +24,14 @@ import contextlib
 import importlib
 import inspect
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from .strict import StrictSerializer
 
 
 class TargetError(Exception):
@@ -70,14 +77,22 @@ def parse_target(text: str) -> Target:
 
 @contextlib.contextmanager
 def open_saver(
-    text: str, *, pool_size: int = 1, setup: bool = False, gentle: bool = False
+    text: str,
+    *,
+    pool_size: int = 1,
+    setup: bool = False,
+    gentle: bool = False,
+    allowed_types: Iterable[tuple[str, str]] = (),
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     """A sync saver for TARGET. With `setup`, missing LangGraph tables are created;
     without it they must already exist. With `gentle`, PostgreSQL statements give up
-    after a short lock wait or run time instead of queueing behind live traffic."""
+    after a short lock wait or run time instead of queueing behind live traffic.
+    `allowed_types` ((module, name) pairs) are built from a URL store's bytes besides
+    LangGraph's and LangChain's own."""
     target = parse_target(text)
+    serde = StrictSerializer(allowed_types)
     if target.kind == "postgres":
-        with _postgres_saver(target.location, pool_size, setup, gentle) as saver:
+        with _postgres_saver(target.location, pool_size, setup, gentle, serde) as saver:
             yield saver
     elif target.kind == "sqlite":
         with _needs_extra("sqlite"):
@@ -86,7 +101,7 @@ def open_saver(
         _check_sqlite(target.location, setup)
         conn = sqlite3.connect(target.location, check_same_thread=False)
         try:
-            saver = SqliteSaver(conn)
+            saver = SqliteSaver(conn, serde=serde)
             if setup:
                 saver.setup()
             yield saver
@@ -99,12 +114,17 @@ def open_saver(
 
 @contextlib.asynccontextmanager
 async def aopen_saver(
-    text: str, *, pool_size: int = 1, setup: bool = False
+    text: str,
+    *,
+    pool_size: int = 1,
+    setup: bool = False,
+    allowed_types: Iterable[tuple[str, str]] = (),
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """The async twin of `open_saver`: AsyncPostgresSaver, AsyncSqliteSaver, or the factory's."""
     target = parse_target(text)
+    serde = StrictSerializer(allowed_types)
     if target.kind == "postgres":
-        async with _apostgres_saver(target.location, pool_size, setup) as saver:
+        async with _apostgres_saver(target.location, pool_size, setup, serde) as saver:
             yield saver
     elif target.kind == "sqlite":
         with _needs_extra("sqlite"):
@@ -113,7 +133,7 @@ async def aopen_saver(
 
         _check_sqlite(target.location, setup)
         async with aiosqlite.connect(target.location) as conn:
-            asaver = AsyncSqliteSaver(conn)
+            asaver = AsyncSqliteSaver(conn, serde=serde)
             if setup:
                 await asaver.setup()
             yield asaver
@@ -180,7 +200,7 @@ def _gentle(conn: Any) -> None:
 
 @contextlib.contextmanager
 def _postgres_saver(
-    uri: str, pool_size: int, setup: bool, gentle: bool
+    uri: str, pool_size: int, setup: bool, gentle: bool, serde: StrictSerializer
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres import PostgresSaver
@@ -191,7 +211,7 @@ def _postgres_saver(
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     size, configure = max(pool_size, 1), _gentle if gentle else None
     with ConnectionPool(uri, min_size=1, max_size=size, kwargs=kwargs, configure=configure) as pool:
-        saver = PostgresSaver(pool)
+        saver = PostgresSaver(pool, serde=serde)
         if setup:
             saver.setup()
         yield saver
@@ -199,7 +219,7 @@ def _postgres_saver(
 
 @contextlib.asynccontextmanager
 async def _apostgres_saver(
-    uri: str, pool_size: int, setup: bool
+    uri: str, pool_size: int, setup: bool, serde: StrictSerializer
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -212,7 +232,7 @@ async def _apostgres_saver(
         uri, min_size=1, max_size=max(pool_size, 1), kwargs=kwargs, open=False
     )
     async with pool:
-        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        saver = AsyncPostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
         if setup:
             await saver.setup()
         yield saver

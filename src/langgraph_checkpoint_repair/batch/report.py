@@ -19,7 +19,8 @@ class ThreadReport:
     checkpoint_ns: str
     checkpoint_id: str
     outcome: str
-    """repaired, would_repair, in_flight, recent, moved_on, claimed, superseded."""
+    """repaired, would_repair, in_flight, recent, moved_on, claimed, superseded,
+    refused_type (its read refused to build a stored type: never written on)."""
     actions: dict[str, list[str]]
     repair_checkpoint_id: str | None = None
 
@@ -67,7 +68,13 @@ class RunReport:
     channels_seen: set[str] = field(default_factory=set)
     channels_not_found: list[str] = field(default_factory=list)
     """Channels the run was told to repair that no scanned head holds (a typo, say)."""
+    refused_types: set[str] = field(default_factory=set)
+    """Stored types the strict serializer refused to build (module.Name)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def refused(self, names: Iterable[str]) -> None:
+        with self._lock:
+            self.refused_types.update(names)
 
     def scanned(self, count: int) -> None:
         with self._lock:
@@ -112,6 +119,7 @@ class RunReport:
             "skipped": dict(sorted(self.skipped.items())),
             "actions": dict(sorted(self.actions.items())),
             "errors": self.errors,
+            "refused_types": sorted(self.refused_types),
             **({"channels_not_found": self.channels_not_found} if self.channels_not_found else {}),
             **({"stopped": True} if self.stopped else {}),
         }

@@ -23,9 +23,11 @@ from ..stores.plan import (
     checkpoint_on_top,
     new_run_id,
     repair_detail,
+    tuple_key,
     undo_detail,
 )
 from ..stores.races import WriteOutcome, head_moved
+from ..strict import refusals
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
 from .report import RunReport, UndoReport, UnknownRun, first_line
 
@@ -99,6 +101,7 @@ class _Run:
         """Report progress; True when the run must end here (it was stopped)."""
         report, wanted = self.report, self.options.channels
         report.stopped = self.stop.is_set()
+        report.refused(getattr(self.store.saver.serde, "refused", ()))
         if report.threads_scanned and not report.stopped:
             report.channels_not_found = [c for c in wanted if c not in report.channels_seen]
         self.on_progress(report)
@@ -135,6 +138,19 @@ class _Run:
         self.report.saw(c for c in o.channels if c in tup.checkpoint["channel_values"])
         return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.idle, now=o.started)
 
+    def skip_refused(self, tup: CheckpointTuple, names: set[str]) -> None:
+        """Leave a head whose read refused a type: it holds plain data where the
+        application stored an object, so writing on it would change the application's
+        state. It is still assessed, to count it if broken."""
+        try:
+            assessment = self.assess(tup)
+        except Exception:  # plain data where messages were: nothing more to say of it
+            assessment = Assessment(*tuple_key(tup), status="clean", broken=False)
+        self.report.record(assessment, "refused_type")
+        logger.info(
+            "refused_type thread=%r ns=%r types=%s", *tuple_key(tup)[:2], ", ".join(sorted(names))
+        )
+
     def plan_write(self, tup: CheckpointTuple, assessment: Assessment) -> NewCheckpoint | None:
         """The repair checkpoint to write on `tup` (as stored), or None when the head
         needs no write now."""
@@ -164,6 +180,7 @@ class _SyncRun(_Run):
                 list(pool.map(self.process, self.take_page(page)))
                 if self.page_done():
                     break
+        self.report.refused(getattr(self.store.saver.serde, "refused", ()))
         if not self.options.dry_run:
             self.store.finish_run(self.options.run_id, self.report.to_json())
         return self.report
@@ -172,10 +189,14 @@ class _SyncRun(_Run):
         if self.stop.is_set():
             return
         try:
-            stored = self.store.load(head)
-            if stored is None:
+            with refusals() as refused:
+                stored = self.store.load(head)
+                if stored is None:
+                    return
+                tup, _ = load_rebuilt(self.store.saver, stored, self.options.channels)
+            if refused:
+                self.skip_refused(tup, refused)
                 return
-            tup, _ = load_rebuilt(self.store.saver, stored, self.options.channels)
             assessment = self.assess(tup)
             new = self.plan_write(stored, assessment)
             if new is not None:
@@ -205,6 +226,7 @@ class _AsyncRun(_Run):
             await asyncio.gather(*(self.process(head, gate) for head in self.take_page(page)))
             if self.page_done():
                 break
+        self.report.refused(getattr(self.store.saver.serde, "refused", ()))
         if not self.options.dry_run:
             await self.store.finish_run(self.options.run_id, self.report.to_json())
         return self.report
@@ -214,10 +236,14 @@ class _AsyncRun(_Run):
             if self.stop.is_set():
                 return
             try:
-                stored = await self.store.load(head)
-                if stored is None:
+                with refusals() as refused:
+                    stored = await self.store.load(head)
+                    if stored is None:
+                        return
+                    tup, _ = await aload_rebuilt(self.store.saver, stored, self.options.channels)
+                if refused:
+                    self.skip_refused(tup, refused)
                     return
-                tup, _ = await aload_rebuilt(self.store.saver, stored, self.options.channels)
                 assessment = self.assess(tup)
                 new = self.plan_write(stored, assessment)
                 if new is not None:
@@ -255,10 +281,11 @@ def undo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
     store.begin_run(report.run_id, "undo", {"undo_of": run_id})
     for entry in entries:
         try:
-            head = store.load(_head(entry, entry.repair_checkpoint_id))
-            current = store.head_id(entry.thread_id, entry.checkpoint_ns)
-            source = _rebuilt(store.saver, store.load(_head(entry, entry.source_checkpoint_id)))
-            new = _restoring(store.saver, entry, head, current, source, report)
+            with refusals() as refused:
+                head = store.load(_head(entry, entry.repair_checkpoint_id))
+                current = store.head_id(entry.thread_id, entry.checkpoint_ns)
+                source = _rebuilt(store.saver, store.load(_head(entry, entry.source_checkpoint_id)))
+            new = _restoring(store.saver, entry, head, current, source, report, refused)
             if new is not None:
                 store.write(new)
                 report.threads_restored += 1
@@ -276,12 +303,13 @@ async def aundo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
     await store.begin_run(report.run_id, "undo", {"undo_of": run_id})
     for entry in entries:
         try:
-            head = await store.load(_head(entry, entry.repair_checkpoint_id))
-            current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
-            source = await store.load(_head(entry, entry.source_checkpoint_id))
-            if source is not None:
-                source, _ = await aload_rebuilt(store.saver, source, None)
-            new = _restoring(store.saver, entry, head, current, source, report)
+            with refusals() as refused:
+                head = await store.load(_head(entry, entry.repair_checkpoint_id))
+                current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
+                source = await store.load(_head(entry, entry.source_checkpoint_id))
+                if source is not None:
+                    source, _ = await aload_rebuilt(store.saver, source, None)
+            new = _restoring(store.saver, entry, head, current, source, report, refused)
             if new is not None:
                 await store.write(new)
                 report.threads_restored += 1
@@ -316,10 +344,14 @@ def _restoring(
     current_head_id: str | None,
     source: CheckpointTuple | None,
     report: UndoReport,
+    refused: set[str],
 ) -> NewCheckpoint | None:
     """A checkpoint on top of the repair that puts back the channels as they were
-    before it; None (and a reason in the report) when the thread must be left alone."""
+    before it; None (and a reason in the report) when the thread must be left alone,
+    as when its read refused a stored type (writing plain data back would change it)."""
     reason = _why_not_restore(report.undo_of, entry, head, current_head_id, source)
+    if reason is None and refused:
+        reason = "refused_type"
     if reason is not None:
         _skip(report, entry, reason)
         return None

@@ -9,8 +9,9 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from ..strict import quiet_langgraph_notices
 from ..targets import AsyncFactory, TargetError, parse_target
-from .arguments import UsageError, build_policy, parse, run_options
+from .arguments import UsageError, allowed_types, build_policy, parse, run_options
 from .jobs import EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, Job
 from .stopping import StopRequest, stop_on_signals
 
@@ -23,7 +24,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         args = parse(argv)
         logging.basicConfig(level=_log_level(args.verbose), stream=sys.stderr)
+        quiet_langgraph_notices()
         parse_target(args.target)
+        args.allowed_types = allowed_types(args)
         options = run_options(args) if args.command in ("scan", "repair") else None
         if args.command == "show":
             build_policy(args.policy)  # a bad setting is refused before anything is opened

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -13,6 +14,7 @@ from typing import Any, NoReturn
 from ..batch import RunOptions, checks
 from ..engine import RepairPolicy
 from ..engine.policy import policy_from_settings
+from ..strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
 
 EXAMPLES = {
     "scan": "langgraph-repair scan postgresql://app@db/agents --min-idle 30m",
@@ -133,6 +135,12 @@ def _add_command(commands: Any, name: str, summary: str) -> argparse.ArgumentPar
     command.add_argument(
         "--verbose", "-v", action="count", default=0, help="log more (repeatable: -vv for debug)"
     )
+    command.add_argument(
+        "--allow-type", action="append", default=[], metavar="MODULE:NAME",
+        help="also build this stored type (repeatable; also LANGGRAPH_REPAIR_ALLOW_TYPES, "
+        "comma-separated); others than LangGraph's and LangChain's own come back as plain "
+        "data, and heads holding them are left alone",
+    )  # fmt: skip
     return command
 
 
@@ -207,3 +215,12 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         policy=build_policy(args.policy),
         max_writes_per_second=args.max_writes_per_second,
     )
+
+
+def allowed_types(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """The stored types trusted besides LangGraph's and LangChain's own: `--allow-type`
+    and `LANGGRAPH_REPAIR_ALLOW_TYPES`."""
+    try:
+        return parse_allowed(args.allow_type) + allowed_from_env(os.environ.get(ALLOW_TYPES_ENV))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
