@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from . import redact
 from .strict import StrictSerializer
 
 
@@ -53,12 +54,26 @@ class Target:
     location: str
 
 
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+TARGET_ENV = "LANGGRAPH_REPAIR_TARGET"
+
+
 def parse_target(text: str) -> Target:
-    """Tell which kind of store a TARGET names, without opening it."""
-    if text.startswith(("postgresql://", "postgres://")):
-        return Target("postgres", text)
-    if text.startswith("sqlite:///"):
-        path = text[len("sqlite:///") :]
+    """Tell which kind of store a TARGET names, without opening it. Schemes match in
+    any case; the passwords a TARGET carries are noted, to be scrubbed from any output."""
+    redact.remember(text)
+    scheme, separator, rest = text.partition("://")
+    scheme = scheme.lower() if separator else ""
+    if scheme in POSTGRES_SCHEMES:
+        return Target("postgres", f"{scheme}://{rest}")
+    base, plus, driver = scheme.partition("+")
+    if plus and base in POSTGRES_SCHEMES:  # SQLAlchemy's grammar is not libpq's: say so
+        raise TargetError(
+            f"{redact.scrub(text)!r} is a SQLAlchemy URL: write it as {base}://... "
+            f"(libpq's form, without '+{driver}')"
+        )
+    if scheme == "sqlite" and rest.startswith("/"):
+        path = rest[1:]
         if not path:
             raise TargetError("sqlite:/// needs a file path, e.g. sqlite:///threads.sqlite")
         return Target("sqlite", path)
@@ -71,7 +86,8 @@ def parse_target(text: str) -> Target:
             )
         return Target("factory", text)
     raise TargetError(
-        f"unknown target {text!r}: use postgresql://..., sqlite:///path or module:attr"
+        f"unknown target {redact.scrub(text)!r}: use postgresql://..., sqlite:///path "
+        "or module:attr"
     )
 
 
@@ -185,7 +201,7 @@ def _check_postgres(uri: str, create: bool) -> None:
             row = conn.execute("SELECT to_regclass('checkpoints') IS NOT NULL").fetchone()
     except psycopg.Error as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-        raise TargetError(f"cannot connect to PostgreSQL: {first_line}") from None
+        raise TargetError(f"cannot connect to PostgreSQL: {redact.scrub(first_line)}") from None
     if not (row and row[0]) and not create:
         raise TargetError("the database has no LangGraph checkpoint tables")
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..redact import scrub
 from ..stores.plan import Assessment
 
 
@@ -44,9 +45,10 @@ class UnknownRun(ValueError):
 
 
 def first_line(error: BaseException) -> str:
-    """An error as one line for a report: its message's first line, or its repr."""
+    """An error as one line for a report: its message's first line, or its repr, with
+    any password masked (a driver's error may echo the connection string)."""
     text = str(error).strip()
-    return text.splitlines()[0] if text else repr(error)
+    return scrub(text.splitlines()[0] if text else repr(error))
 
 
 @dataclass

@@ -15,6 +15,7 @@ from ..batch import RunOptions, checks
 from ..engine import RepairPolicy
 from ..engine.policy import policy_from_settings
 from ..strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
+from ..targets import TARGET_ENV
 
 EXAMPLES = {
     "scan": "langgraph-repair scan postgresql://app@db/agents --min-idle 30m",
@@ -23,7 +24,10 @@ EXAMPLES = {
     "migrate": "langgraph-repair migrate postgresql://app@db/agents",
     "show": "langgraph-repair show sqlite:///threads.sqlite --thread 6f1c0e2a",
 }
-TARGET_HELP = "postgresql://..., sqlite:///path, or module:attr naming a saver factory"
+TARGET_HELP = (
+    "postgresql://..., sqlite:///path, or module:attr naming a saver factory "
+    f"(default: ${TARGET_ENV}, which keeps a password off the command line)"
+)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -128,7 +132,7 @@ def _add_command(commands: Any, name: str, summary: str) -> argparse.ArgumentPar
         epilog=f"example:\n  {EXAMPLES[name]}\n\n{EXIT_CODES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    command.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    command.add_argument("target", metavar="TARGET", nargs="?", help=TARGET_HELP)
     command.add_argument(
         "--json", action="store_true", help="print one JSON object as the last line of stdout"
     )
@@ -198,6 +202,10 @@ def _add_policy(command: argparse.ArgumentParser) -> None:
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    if not args.target:
+        args.target = os.environ.get(TARGET_ENV, "").strip()
+    if not args.target:
+        raise UsageError(f"no TARGET: give one, or set {TARGET_ENV}")
     if getattr(args, "list", False) and args.json:
         raise UsageError("--list and --json are two ways to print the result: choose one")
     return args
