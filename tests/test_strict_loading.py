@@ -186,3 +186,22 @@ def test_the_strict_serializer_builds_langgraphs_types_and_names_the_rest(
     assert loaded["at"] == value["at"]
     assert [type(m) for m in loaded["messages"]] == [HumanMessage, AIMessage, dict, HumanMessage]
     assert loaded["messages"][2] == {"path": str(made)}
+
+
+def test_undo_leaves_a_thread_whose_read_refused_a_type(target: str) -> None:
+    """Repaired trusting a custom type, undone without trusting it: restoring would
+    write the custom value back as plain data, so the thread is left alone."""
+    with permissive(target) as saver:
+        plant(saver, PLAIN, {"messages": broken(), "plan": Plan(steps=["a"])})
+    trust = ("--allow-type", "tests.custom_state:Plan")
+    repaired = run_cli("repair", target, "--min-idle", "0", "--json", *trust)
+    run_id = last_json(repaired.stdout)["run_id"]
+    before = heads(target)
+    done = run_cli("undo", target, "--run", run_id, "--json")
+    assert done.returncode == 0, done.stderr
+    report = last_json(done.stdout)
+    assert (report["threads_restored"], report["skipped"][0]["reason"]) == (0, "refused_type")
+    assert "warning: refused type tests.custom_state.Plan" in done.stderr
+    assert heads(target) == before
+    trusted = run_cli("undo", target, "--run", run_id, "--json", *trust)
+    assert last_json(trusted.stdout)["threads_restored"] == 1
