@@ -19,6 +19,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair.strict import StrictSerializer, refusals, refused_in
+from langgraph_checkpoint_repair.targets import open_saver
 from tests.cli_runs import last_json, run_cli
 from tests.custom_state import Plan, hostile
 from tests.histories import ai, human
@@ -205,3 +206,25 @@ def test_undo_leaves_a_thread_whose_read_refused_a_type(target: str) -> None:
     assert heads(target) == before
     trusted = run_cli("undo", target, "--run", run_id, "--json", *trust)
     assert last_json(trusted.stdout)["threads_restored"] == 1
+
+
+def test_a_saver_from_module_attr_keeps_its_owners_serializer(tmp_path: Path) -> None:
+    """The factory's saver (LangGraph's default serializer) builds the custom type: the
+    head is repaired, nothing refused."""
+    path = tmp_path / "threads.sqlite"
+    with permissive(f"sqlite:///{path}") as saver:
+        plant(saver, PLAIN, {"messages": broken(), "plan": Plan(steps=["a"])})
+    env = {"REPAIR_TEST_SQLITE": str(path)}
+    done = run_cli("repair", "tests.factories:sqlite_saver", "--min-idle", "0", "--json", **env)
+    assert done.returncode == 0, done.stderr
+    report = last_json(done.stdout)
+    assert (report["threads_repaired"], report["refused_types"]) == (1, [])
+
+
+def test_open_saver_without_a_serializer_reads_as_the_application_does(target: str) -> None:
+    """The library's opening (the Agent Server drop-in's) keeps LangGraph's default."""
+    with permissive(target) as saver:
+        plant(saver, PLAIN, {"messages": broken(), "plan": Plan(steps=["a"])})
+    with open_saver(target) as opened:
+        head = opened.get_tuple(config(PLAIN))
+    assert head is not None and head.checkpoint["channel_values"]["plan"] == Plan(steps=["a"])

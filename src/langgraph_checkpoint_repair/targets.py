@@ -6,10 +6,10 @@
                                 returning a saver or a (async) context
                                 manager yielding one
 
-A store opened from a URL loads through `strict.StrictSerializer`: only
-LangGraph's and LangChain's own types, and those in `allowed_types`, are built
-from stored bytes. A saver from `module:attr` keeps the serializer its owner
-gave it.
+A store opened from a URL uses the serializer given (the command line gives a
+`strict.StrictSerializer`), else LangGraph's default, as the application's own
+saver does (the Agent Server drop-in). A saver from `module:attr` keeps the
+serializer its owner gave it.
 
 Opening checks what it can before anything is written: the server answers,
 the file exists and is a SQLite database, LangGraph's tables are there, the
@@ -24,15 +24,15 @@ import contextlib
 import importlib
 import inspect
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from . import redact
-from .strict import StrictSerializer
 
 
 class TargetError(Exception):
@@ -98,15 +98,13 @@ def open_saver(
     pool_size: int = 1,
     setup: bool = False,
     gentle: bool = False,
-    allowed_types: Iterable[tuple[str, str]] = (),
+    serde: SerializerProtocol | None = None,
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     """A sync saver for TARGET. With `setup`, missing LangGraph tables are created;
     without it they must already exist. With `gentle`, PostgreSQL statements give up
     after a short lock wait or run time instead of queueing behind live traffic.
-    `allowed_types` ((module, name) pairs) are built from a URL store's bytes besides
-    LangGraph's and LangChain's own."""
+    `serde` is the serializer of a saver opened from a URL (default: LangGraph's)."""
     target = parse_target(text)
-    serde = StrictSerializer(allowed_types)
     if target.kind == "postgres":
         with _postgres_saver(target.location, pool_size, setup, gentle, serde) as saver:
             yield saver
@@ -134,11 +132,10 @@ async def aopen_saver(
     *,
     pool_size: int = 1,
     setup: bool = False,
-    allowed_types: Iterable[tuple[str, str]] = (),
+    serde: SerializerProtocol | None = None,
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """The async twin of `open_saver`: AsyncPostgresSaver, AsyncSqliteSaver, or the factory's."""
     target = parse_target(text)
-    serde = StrictSerializer(allowed_types)
     if target.kind == "postgres":
         async with _apostgres_saver(target.location, pool_size, setup, serde) as saver:
             yield saver
@@ -216,7 +213,7 @@ def _gentle(conn: Any) -> None:
 
 @contextlib.contextmanager
 def _postgres_saver(
-    uri: str, pool_size: int, setup: bool, gentle: bool, serde: StrictSerializer
+    uri: str, pool_size: int, setup: bool, gentle: bool, serde: SerializerProtocol | None
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres import PostgresSaver
@@ -235,7 +232,7 @@ def _postgres_saver(
 
 @contextlib.asynccontextmanager
 async def _apostgres_saver(
-    uri: str, pool_size: int, setup: bool, serde: StrictSerializer
+    uri: str, pool_size: int, setup: bool, serde: SerializerProtocol | None
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver

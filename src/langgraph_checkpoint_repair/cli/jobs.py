@@ -27,7 +27,7 @@ from ..batch import (
     repair_threads,
     undo_run,
 )
-from ..batch.runner import stored_saver
+from ..strict import StrictSerializer
 from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver
 from .arguments import UsageError, build_policy
 from .output import list_lines, print_json, print_summary, print_threads, print_undo
@@ -49,7 +49,8 @@ class Job:
         self.options = options
         self.out = out
         self.stop = stop
-        self.saver: BaseCheckpointSaver[Any] | None = None
+        self.serde = StrictSerializer(args.allowed_types)
+        """How a store opened from a URL is read: only trusted types are built."""
         self.report: RunReport | None = None
         """The run's report as of its last finished page (for a failure mid-run)."""
 
@@ -64,11 +65,9 @@ class Job:
         return self.options.concurrency + 1 if self.options else 2
 
     def open_and_run(self) -> int:
-        allowed = self.args.allowed_types
         with open_saver(
-            self.args.target, pool_size=self.pool_size, gentle=True, allowed_types=allowed
+            self.args.target, pool_size=self.pool_size, gentle=True, serde=self.serde
         ) as saver:
-            self.saver = saver
             try:
                 if implements(saver, SYNC_API):
                     return self.run(saver)
@@ -77,11 +76,9 @@ class Job:
                 self.warn_refused()
 
     async def aopen_and_run(self) -> int:
-        allowed = self.args.allowed_types
         async with aopen_saver(
-            self.args.target, pool_size=self.pool_size, allowed_types=allowed
+            self.args.target, pool_size=self.pool_size, serde=self.serde
         ) as saver:
-            self.saver = saver
             try:
                 if implements(saver, ASYNC_API):
                     return await self.arun(saver)
@@ -91,9 +88,9 @@ class Job:
 
     @property
     def refused_types(self) -> list[str]:
-        """The stored types the saver's strict serializer refused to build, so far."""
-        serde = getattr(stored_saver(self.saver), "serde", None) if self.saver else None
-        return sorted(getattr(serde, "refused", ()))
+        """The stored types the strict serializer refused to build, so far (none for a
+        saver from `module:attr`, which keeps its own serializer)."""
+        return sorted(self.serde.refused)
 
     def warn_refused(self) -> None:
         """Each refused type, named once on stderr."""
