@@ -142,8 +142,8 @@ def _add_command(commands: Any, name: str, summary: str) -> argparse.ArgumentPar
     command.add_argument(
         "--allow-type", action="append", default=[], metavar="MODULE:NAME",
         help="also build this stored type (repeatable; also LANGGRAPH_REPAIR_ALLOW_TYPES, "
-        "comma-separated); others than LangGraph's and LangChain's own come back as plain "
-        "data, and heads holding them are left alone",
+        "comma-separated); types other than LangGraph's and LangChain's own are read as "
+        "plain data, and heads holding them are left alone",
     )  # fmt: skip
     return command
 
