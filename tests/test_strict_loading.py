@@ -18,8 +18,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from langgraph_checkpoint_repair.batch import arepair_threads
 from langgraph_checkpoint_repair.strict import StrictSerializer, refusals, refused_in
-from langgraph_checkpoint_repair.targets import open_saver
+from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
 from tests.cli_runs import last_json, run_cli
 from tests.custom_state import Plan, hostile
 from tests.histories import ai, human
@@ -228,3 +229,20 @@ def test_open_saver_without_a_serializer_reads_as_the_application_does(target: s
     with open_saver(target) as opened:
         head = opened.get_tuple(config(PLAIN))
     assert head is not None and head.checkpoint["channel_values"]["plan"] == Plan(steps=["a"])
+
+
+async def test_the_async_run_leaves_a_refused_head_alone_too(tmp_path: Path) -> None:
+    """The refusals of one head's read are told apart in the async run's tasks as in the
+    sync run's threads: the hostile head is skipped, the other repaired."""
+    made = tmp_path / "made"
+    target = f"sqlite:///{tmp_path / 'threads.sqlite'}"
+    with permissive(target) as saver:
+        plant(saver, HOSTILE, {"messages": broken(hostile(str(made)))})
+        for n in range(3):
+            plant(saver, f"{PLAIN}-{n}", {"messages": broken()})
+    serde = StrictSerializer()
+    async with aopen_saver(target, serde=serde) as opened:
+        report = await arepair_threads(opened, min_idle=0, concurrency=4)
+    assert not made.exists()
+    assert (report.threads_repaired, dict(report.skipped)) == (3, {"refused_type": 1})
+    assert report.to_json()["refused_types"] == ["os.mkdir"] == sorted(serde.refused)
