@@ -39,6 +39,7 @@ async def test_dry_run_reports_what_a_run_would_do_and_writes_nothing(store: Sto
         "skipped": {"in_flight": 1},
         "actions": {"moved": 1, "orphan_dropped": 1, "placeholder": 3},
         "errors": [],
+        "refused_types": [],
     }
     broken = {(t.thread_id, t.outcome) for t in report.threads}
     assert broken == {(t, "would_repair") for t in seeded.broken} | {

@@ -34,6 +34,7 @@ RUN_KEYS = [
     "skipped",
     "actions",
     "errors",
+    "refused_types",
 ]
 
 

@@ -75,9 +75,10 @@ def test_help_documents_every_option_and_the_exit_codes(
     text = " ".join(capsys.readouterr().out.split())
     for option in ("--thread", "--min-idle", "--shard", "--concurrency", "--limit", "--policy"):
         assert option in text
-    for option in ("--channel", "--max-writes-per-second", "--json", "--verbose"):
+    for option in ("--channel", "--max-writes-per-second", "--json", "--verbose", "--allow-type"):
         assert option in text
-    assert text.count("(repeatable") == 4
+    assert text.count("(repeatable") == 5
+    assert "LANGGRAPH_REPAIR_TARGET" in text and "LANGGRAPH_REPAIR_ALLOW_TYPES" in text
     assert "threads repaired at once (default 4)" in text
     assert "at most RATE repair writes per second" in text
     for code in ("0 success", "1 some thread failed", "2 usage", "130 stopped by SIGINT"):

@@ -2,18 +2,20 @@
 
 Users run LangGraph 1.0.x to 1.2.x. Delta channels (`DeltaChannel`,
 `_DeltaSnapshot`, `get_delta_channel_history`) ship with langgraph 1.2 and
-langgraph-checkpoint 4;
-the msgpack allowlist with langgraph-checkpoint 4.0.1. Every module that needs
-one of them checks the flag and reaches the feature's names through this
-module (`features.DeltaChannel`) only on a path the flag opens, so the rest of
-the package imports and works on the oldest supported versions.
+langgraph-checkpoint 4; the msgpack allowlist with langgraph-checkpoint 4.0.1;
+task statuses read from writes with langgraph 1.2.13. Every module that needs
+one of them checks the flag and reaches the feature's names through this module
+(`features.DeltaChannel`) only on a path the flag opens, so the rest of the
+package imports and works on the oldest supported versions.
 """
 
 from __future__ import annotations
 
+import inspect
 from importlib.metadata import PackageNotFoundError, version
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 try:
     from langgraph.channels.binop import _get_overwrite as _get_overwrite
@@ -26,6 +28,14 @@ except ImportError:  # langgraph < 1.2 or langgraph-checkpoint < 4
 else:
     HAS_DELTA_CHANNELS = hasattr(BaseCheckpointSaver, "get_delta_channel_history")
 
+HAS_MSGPACK_ALLOWLIST = (
+    "allowed_msgpack_modules" in inspect.signature(JsonPlusSerializer.__init__).parameters
+)
+"""JsonPlusSerializer takes `allowed_msgpack_modules` (strict when given) and lists the
+types it builds anyway in `SAFE_MSGPACK_TYPES` (langgraph-checkpoint 4.0.1 on)."""
+if HAS_MSGPACK_ALLOWLIST:
+    from langgraph.checkpoint.serde._msgpack import SAFE_MSGPACK_METHODS as SAFE_MSGPACK_METHODS
+    from langgraph.checkpoint.serde._msgpack import SAFE_MSGPACK_TYPES as SAFE_MSGPACK_TYPES
 
 try:
     from langgraph.pregel._task_status import read_task_statuses as read_task_statuses

@@ -6,6 +6,11 @@
                                 returning a saver or a (async) context
                                 manager yielding one
 
+A store opened from a URL uses the serializer given (the command line gives a
+`strict.StrictSerializer`), else LangGraph's default, as the application's own
+saver does (the Agent Server drop-in). A saver from `module:attr` keeps the
+serializer its owner gave it.
+
 Opening checks what it can before anything is written: the server answers,
 the file exists and is a SQLite database, LangGraph's tables are there, the
 optional extra is installed, the factory imports and runs. Every failure is a
@@ -25,6 +30,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from . import redact
 
 
 class TargetError(Exception):
@@ -46,12 +54,26 @@ class Target:
     location: str
 
 
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+TARGET_ENV = "LANGGRAPH_REPAIR_TARGET"
+
+
 def parse_target(text: str) -> Target:
-    """Tell which kind of store a TARGET names, without opening it."""
-    if text.startswith(("postgresql://", "postgres://")):
-        return Target("postgres", text)
-    if text.startswith("sqlite:///"):
-        path = text[len("sqlite:///") :]
+    """Tell which kind of store a TARGET names, without opening it. Schemes match in
+    any case; the passwords a TARGET carries are noted, to be scrubbed from any output."""
+    redact.remember(text)
+    scheme, separator, rest = text.partition("://")
+    scheme = scheme.lower() if separator else ""
+    if scheme in POSTGRES_SCHEMES:
+        return Target("postgres", f"{scheme}://{rest}")
+    base, plus, driver = scheme.partition("+")
+    if plus and base in POSTGRES_SCHEMES:  # SQLAlchemy's grammar is not libpq's: say so
+        raise TargetError(
+            f"{redact.scrub(text)!r} is a SQLAlchemy URL: write it as {base}://... "
+            f"(libpq's form, without '+{driver}')"
+        )
+    if scheme == "sqlite" and rest.startswith("/"):
+        path = rest[1:]
         if not path:
             raise TargetError("sqlite:/// needs a file path, e.g. sqlite:///threads.sqlite")
         return Target("sqlite", path)
@@ -64,20 +86,27 @@ def parse_target(text: str) -> Target:
             )
         return Target("factory", text)
     raise TargetError(
-        f"unknown target {text!r}: use postgresql://..., sqlite:///path or module:attr"
+        f"unknown target {redact.scrub(text)!r}: use postgresql://..., sqlite:///path "
+        "or module:attr"
     )
 
 
 @contextlib.contextmanager
 def open_saver(
-    text: str, *, pool_size: int = 1, setup: bool = False, gentle: bool = False
+    text: str,
+    *,
+    pool_size: int = 1,
+    setup: bool = False,
+    gentle: bool = False,
+    serde: SerializerProtocol | None = None,
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     """A sync saver for TARGET. With `setup`, missing LangGraph tables are created;
     without it they must already exist. With `gentle`, PostgreSQL statements give up
-    after a short lock wait or run time instead of queueing behind live traffic."""
+    after a short lock wait or run time instead of queueing behind live traffic.
+    `serde` is the serializer of a saver opened from a URL (default: LangGraph's)."""
     target = parse_target(text)
     if target.kind == "postgres":
-        with _postgres_saver(target.location, pool_size, setup, gentle) as saver:
+        with _postgres_saver(target.location, pool_size, setup, gentle, serde) as saver:
             yield saver
     elif target.kind == "sqlite":
         with _needs_extra("sqlite"):
@@ -86,7 +115,7 @@ def open_saver(
         _check_sqlite(target.location, setup)
         conn = sqlite3.connect(target.location, check_same_thread=False)
         try:
-            saver = SqliteSaver(conn)
+            saver = SqliteSaver(conn, serde=serde)
             if setup:
                 saver.setup()
             yield saver
@@ -99,12 +128,16 @@ def open_saver(
 
 @contextlib.asynccontextmanager
 async def aopen_saver(
-    text: str, *, pool_size: int = 1, setup: bool = False
+    text: str,
+    *,
+    pool_size: int = 1,
+    setup: bool = False,
+    serde: SerializerProtocol | None = None,
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """The async twin of `open_saver`: AsyncPostgresSaver, AsyncSqliteSaver, or the factory's."""
     target = parse_target(text)
     if target.kind == "postgres":
-        async with _apostgres_saver(target.location, pool_size, setup) as saver:
+        async with _apostgres_saver(target.location, pool_size, setup, serde) as saver:
             yield saver
     elif target.kind == "sqlite":
         with _needs_extra("sqlite"):
@@ -113,7 +146,7 @@ async def aopen_saver(
 
         _check_sqlite(target.location, setup)
         async with aiosqlite.connect(target.location) as conn:
-            asaver = AsyncSqliteSaver(conn)
+            asaver = AsyncSqliteSaver(conn, serde=serde)
             if setup:
                 await asaver.setup()
             yield asaver
@@ -165,7 +198,7 @@ def _check_postgres(uri: str, create: bool) -> None:
             row = conn.execute("SELECT to_regclass('checkpoints') IS NOT NULL").fetchone()
     except psycopg.Error as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-        raise TargetError(f"cannot connect to PostgreSQL: {first_line}") from None
+        raise TargetError(f"cannot connect to PostgreSQL: {redact.scrub(first_line)}") from None
     if not (row and row[0]) and not create:
         raise TargetError("the database has no LangGraph checkpoint tables")
 
@@ -180,7 +213,7 @@ def _gentle(conn: Any) -> None:
 
 @contextlib.contextmanager
 def _postgres_saver(
-    uri: str, pool_size: int, setup: bool, gentle: bool
+    uri: str, pool_size: int, setup: bool, gentle: bool, serde: SerializerProtocol | None
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres import PostgresSaver
@@ -191,7 +224,7 @@ def _postgres_saver(
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     size, configure = max(pool_size, 1), _gentle if gentle else None
     with ConnectionPool(uri, min_size=1, max_size=size, kwargs=kwargs, configure=configure) as pool:
-        saver = PostgresSaver(pool)
+        saver = PostgresSaver(pool, serde=serde)
         if setup:
             saver.setup()
         yield saver
@@ -199,7 +232,7 @@ def _postgres_saver(
 
 @contextlib.asynccontextmanager
 async def _apostgres_saver(
-    uri: str, pool_size: int, setup: bool
+    uri: str, pool_size: int, setup: bool, serde: SerializerProtocol | None
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -212,7 +245,7 @@ async def _apostgres_saver(
         uri, min_size=1, max_size=max(pool_size, 1), kwargs=kwargs, open=False
     )
     async with pool:
-        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        saver = AsyncPostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
         if setup:
             await saver.setup()
         yield saver

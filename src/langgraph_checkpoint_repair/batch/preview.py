@@ -19,6 +19,7 @@ from ..engine import RepairAction, RepairPolicy, is_synthetic
 from ..engine.policy import DEFAULT_POLICY
 from ..in_flight import work_is_scheduled
 from ..stores.plan import assess, tuple_key
+from ..strict import refusals
 from .runner import stored_saver
 
 
@@ -40,7 +41,8 @@ class ThreadPreview:
     in_flight_calls: tuple[str, ...]
     """Calls of the last AI message that may still run: left alone, as a run would."""
     outcome: str
-    """What a run would do now: `clean`, `would_repair`, or `in_flight` (never written on)."""
+    """What a run would do now: `clean`, `would_repair`, or `in_flight` or `refused_type`
+    (never written on)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,11 +80,12 @@ def preview_thread(
 ) -> ThreadPreview:
     """What `repair` would do to the head of `thread_id` now; writes nothing."""
     saver = stored_saver(saver)
-    stored = saver.get_tuple(_head_config(thread_id, checkpoint_ns))
-    if stored is None:
-        raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
-    tup, _ = load_rebuilt(saver, stored, [channel])
-    return _preview(tup, channel, policy or DEFAULT_POLICY)
+    with refusals() as refused:
+        stored = saver.get_tuple(_head_config(thread_id, checkpoint_ns))
+        if stored is None:
+            raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
+        tup, _ = load_rebuilt(saver, stored, [channel])
+    return _preview(tup, channel, policy or DEFAULT_POLICY, refused)
 
 
 async def apreview_thread(
@@ -95,11 +98,12 @@ async def apreview_thread(
 ) -> ThreadPreview:
     """The async twin of `preview_thread`."""
     saver = stored_saver(saver)
-    stored = await saver.aget_tuple(_head_config(thread_id, checkpoint_ns))
-    if stored is None:
-        raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
-    tup, _ = await aload_rebuilt(saver, stored, [channel])
-    return _preview(tup, channel, policy or DEFAULT_POLICY)
+    with refusals() as refused:
+        stored = await saver.aget_tuple(_head_config(thread_id, checkpoint_ns))
+        if stored is None:
+            raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
+        tup, _ = await aload_rebuilt(saver, stored, [channel])
+    return _preview(tup, channel, policy or DEFAULT_POLICY, refused)
 
 
 def _head_config(thread_id: str, checkpoint_ns: str) -> Any:
@@ -111,7 +115,11 @@ def _not_found(thread_id: str, checkpoint_ns: str) -> str:
     return f"no thread {thread_id!r}{where} in this store"
 
 
-def _preview(tup: CheckpointTuple, channel: str, policy: RepairPolicy) -> ThreadPreview:
+def _preview(
+    tup: CheckpointTuple, channel: str, policy: RepairPolicy, refused: set[str]
+) -> ThreadPreview:
+    if refused:
+        return _refused(tup, channel)
     now = datetime.now(timezone.utc)
     assessment = assess(tup, channels=[channel], policy=policy, min_idle=timedelta(0), now=now)
     before = snapshot_value(tup.checkpoint["channel_values"].get(channel))
@@ -125,6 +133,17 @@ def _preview(tup: CheckpointTuple, channel: str, policy: RepairPolicy) -> Thread
         outcome = "clean"  # calls in flight alone are not broken
     return ThreadPreview(
         thread_id, ns, checkpoint_id, channel, before, after, actions, in_flight, outcome
+    )
+
+
+def _refused(tup: CheckpointTuple, channel: str) -> ThreadPreview:
+    """A head whose read refused a stored type: a run leaves it alone; its messages
+    are shown as read (what came back as plain data is left out)."""
+    value = snapshot_value(tup.checkpoint["channel_values"].get(channel))
+    messages = [m for m in value if isinstance(m, BaseMessage)] if isinstance(value, list) else []
+    thread_id, ns, checkpoint_id = tuple_key(tup)
+    return ThreadPreview(
+        thread_id, ns, checkpoint_id, channel, messages, messages, (), (), "refused_type"
     )
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..redact import scrub
 from ..stores.plan import Assessment
 
 
@@ -19,7 +20,8 @@ class ThreadReport:
     checkpoint_ns: str
     checkpoint_id: str
     outcome: str
-    """repaired, would_repair, in_flight, recent, moved_on, claimed, superseded."""
+    """repaired, would_repair, in_flight, recent, moved_on, claimed, superseded,
+    refused_type (its read refused to build a stored type: never written on)."""
     actions: dict[str, list[str]]
     repair_checkpoint_id: str | None = None
 
@@ -43,9 +45,10 @@ class UnknownRun(ValueError):
 
 
 def first_line(error: BaseException) -> str:
-    """An error as one line for a report: its message's first line, or its repr."""
+    """An error as one line for a report: its message's first line, or its repr, with
+    any password masked (a driver's error may echo the connection string)."""
     text = str(error).strip()
-    return text.splitlines()[0] if text else repr(error)
+    return scrub(text.splitlines()[0] if text else repr(error))
 
 
 @dataclass
@@ -67,7 +70,13 @@ class RunReport:
     channels_seen: set[str] = field(default_factory=set)
     channels_not_found: list[str] = field(default_factory=list)
     """Channels the run was told to repair that no scanned head holds (a typo, say)."""
+    refused_types: set[str] = field(default_factory=set)
+    """Stored types the strict serializer refused to build (module.Name)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def refused(self, names: Iterable[str]) -> None:
+        with self._lock:
+            self.refused_types.update(names)
 
     def scanned(self, count: int) -> None:
         with self._lock:
@@ -112,6 +121,7 @@ class RunReport:
             "skipped": dict(sorted(self.skipped.items())),
             "actions": dict(sorted(self.actions.items())),
             "errors": self.errors,
+            "refused_types": sorted(self.refused_types),
             **({"channels_not_found": self.channels_not_found} if self.channels_not_found else {}),
             **({"stopped": True} if self.stopped else {}),
         }

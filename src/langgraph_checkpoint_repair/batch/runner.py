@@ -19,8 +19,10 @@ from ..stores.plan import (
     assess,
     checkpoint_on_top,
     repair_detail,
+    tuple_key,
 )
 from ..stores.races import WriteOutcome, head_moved
+from ..strict import refusals
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
 from .report import RunReport
 
@@ -94,6 +96,7 @@ class _Run:
         """Report progress; True when the run must end here (it was stopped)."""
         report, wanted = self.report, self.options.channels
         report.stopped = self.stop.is_set()
+        report.refused(getattr(self.store.saver.serde, "refused", ()))
         if report.threads_scanned and not report.stopped:
             report.channels_not_found = [c for c in wanted if c not in report.channels_seen]
         self.on_progress(report)
@@ -142,6 +145,19 @@ class _Run:
         self.report.saw(c for c in o.channels if c in tup.checkpoint["channel_values"])
         return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.idle, now=o.started)
 
+    def skip_refused(self, tup: CheckpointTuple, names: set[str]) -> None:
+        """Leave a head whose read refused a type: it holds plain data where the
+        application stored an object, so writing on it would change the application's
+        state. It is still assessed, to count it if broken."""
+        try:
+            assessment = self.assess(tup)
+        except Exception:  # plain data where messages were: nothing more to say of it
+            assessment = Assessment(*tuple_key(tup), status="clean", broken=False)
+        self.report.record(assessment, "refused_type")
+        logger.info(
+            "refused_type thread=%r ns=%r types=%s", *tuple_key(tup)[:2], ", ".join(sorted(names))
+        )
+
     def plan_write(self, tup: CheckpointTuple, assessment: Assessment) -> NewCheckpoint | None:
         """The repair checkpoint to write on `tup` (as stored), or None when the head
         needs no write now."""
@@ -171,6 +187,7 @@ class _SyncRun(_Run):
                 list(pool.map(self.process, self.take_page(page)))
                 if self.page_done():
                     break
+        self.report.refused(getattr(self.store.saver.serde, "refused", ()))
         if not self.options.dry_run:
             self.store.finish_run(self.options.run_id, self.report.to_json())
         return self.report
@@ -180,10 +197,14 @@ class _SyncRun(_Run):
             return
         self.report.scanned(1)
         try:
-            stored = self.store.load(head)
-            if stored is None:
+            with refusals() as refused:
+                stored = self.store.load(head)
+                if stored is None:
+                    return
+                tup, _ = load_rebuilt(self.store.saver, stored, self.options.channels)
+            if refused:
+                self.skip_refused(tup, refused)
                 return
-            tup, _ = load_rebuilt(self.store.saver, stored, self.options.channels)
             assessment = self.assess(tup)
             new = self.plan_write(stored, assessment)
             if new is not None:
@@ -213,6 +234,7 @@ class _AsyncRun(_Run):
             await asyncio.gather(*(self.process(head, gate) for head in self.take_page(page)))
             if self.page_done():
                 break
+        self.report.refused(getattr(self.store.saver.serde, "refused", ()))
         if not self.options.dry_run:
             await self.store.finish_run(self.options.run_id, self.report.to_json())
         return self.report
@@ -223,10 +245,14 @@ class _AsyncRun(_Run):
                 return
             self.report.scanned(1)
             try:
-                stored = await self.store.load(head)
-                if stored is None:
+                with refusals() as refused:
+                    stored = await self.store.load(head)
+                    if stored is None:
+                        return
+                    tup, _ = await aload_rebuilt(self.store.saver, stored, self.options.channels)
+                if refused:
+                    self.skip_refused(tup, refused)
                     return
-                tup, _ = await aload_rebuilt(self.store.saver, stored, self.options.channels)
                 assessment = self.assess(tup)
                 new = self.plan_write(stored, assessment)
                 if new is not None:

@@ -18,6 +18,7 @@ from ..stores import Head, RepairEntry, astore_for, store_for
 from ..stores.base import entry_from_metadata
 from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
 from ..stores.races import WriteOutcome, head_moved
+from ..strict import refusals
 from . import checks
 from .options import Pacer
 from .report import UndoReport, UnknownRun, first_line
@@ -47,10 +48,11 @@ def undo_run(
         if undo.stopping():
             break
         try:
-            head = store.load(_head(entry, entry.repair_checkpoint_id))
-            current = store.head_id(entry.thread_id, entry.checkpoint_ns)
-            source = _rebuilt(store.saver, store.load(_head(entry, entry.source_checkpoint_id)))
-            new = _restoring(store.saver, entry, head, current, source, undo.report)
+            with refusals() as refused:
+                head = store.load(_head(entry, entry.repair_checkpoint_id))
+                current = store.head_id(entry.thread_id, entry.checkpoint_ns)
+                source = _rebuilt(store.saver, store.load(_head(entry, entry.source_checkpoint_id)))
+            new = _restoring(store.saver, entry, head, current, source, undo.report, refused)
             if new is not None and undo.pacer.wait():
                 undo.wrote(entry, store.write_undo(undo.report.run_id, _planned(entry), new))
         except Exception as error:
@@ -76,12 +78,13 @@ async def aundo_run(
         if undo.stopping():
             break
         try:
-            head = await store.load(_head(entry, entry.repair_checkpoint_id))
-            current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
-            source = await store.load(_head(entry, entry.source_checkpoint_id))
-            if source is not None:
-                source, _ = await aload_rebuilt(store.saver, source, None)
-            new = _restoring(store.saver, entry, head, current, source, undo.report)
+            with refusals() as refused:
+                head = await store.load(_head(entry, entry.repair_checkpoint_id))
+                current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
+                source = await store.load(_head(entry, entry.source_checkpoint_id))
+                if source is not None:
+                    source, _ = await aload_rebuilt(store.saver, source, None)
+            new = _restoring(store.saver, entry, head, current, source, undo.report, refused)
             if new is not None and await undo.pacer.await_turn():
                 outcome = await store.write_undo(undo.report.run_id, _planned(entry), new)
                 undo.wrote(entry, outcome)
@@ -142,11 +145,15 @@ def _restoring(
     current_head_id: str | None,
     source: CheckpointTuple | None,
     report: UndoReport,
+    refused: set[str],
 ) -> NewCheckpoint | None:
     """A checkpoint on top of the repair that puts back the channels as they were
     before it; None (and a reason in the report) when the thread must be left alone:
-    `claimed` when another undo of the run has already restored it."""
+    `claimed` when another undo of the run has already restored it, `refused_type`
+    when its read refused a stored type (writing plain data back would change it)."""
     reason = _why_not_restore(report.undo_of, entry, head, source)
+    if reason is None and refused:
+        reason = "refused_type"
     new = None
     if reason is None:
         assert head is not None and source is not None

@@ -9,8 +9,10 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from ..redact import RedactingFilter, scrub
+from ..strict import quiet_langgraph_notices
 from ..targets import AsyncFactory, TargetError, parse_target
-from .arguments import UsageError, build_policy, parse, run_options
+from .arguments import UsageError, allowed_types, build_policy, parse, run_options
 from .jobs import EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, Job
 from .stopping import StopRequest, stop_on_signals
 
@@ -23,7 +25,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         args = parse(argv)
         logging.basicConfig(level=_log_level(args.verbose), stream=sys.stderr)
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(RedactingFilter())
+        quiet_langgraph_notices()
         parse_target(args.target)
+        args.allowed_types = allowed_types(args)
         options = run_options(args) if args.command in ("scan", "repair") else None
         if args.command == "show":
             build_policy(args.policy)  # a bad setting is refused before anything is opened
@@ -52,7 +58,7 @@ def _open_and_run(job: Job) -> int:
 
 
 def _error(message: str) -> int:
-    print(f"langgraph-repair: error: {message}", file=sys.stderr)
+    print(f"langgraph-repair: error: {scrub(message)}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -66,7 +72,7 @@ STORE_HINTS = {
 def _store_failure(error: Exception, job: Job | None) -> int:
     """One line naming what failed; exit 1 when some repairs were already written."""
     kind = type(error).__name__
-    text = str(error).strip().splitlines()[0] if str(error).strip() else kind
+    text = scrub(str(error).strip().splitlines()[0]) if str(error).strip() else kind
     hint = STORE_HINTS.get(kind, kind)
     done = job.written if job is not None else 0
     if job is not None and job.report is not None and done:

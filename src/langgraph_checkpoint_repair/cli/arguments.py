@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -13,6 +14,8 @@ from typing import Any, NoReturn
 from ..batch import RunOptions, checks
 from ..engine import RepairPolicy
 from ..engine.policy import policy_from_settings
+from ..strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
+from ..targets import TARGET_ENV
 
 EXAMPLES = {
     "scan": "langgraph-repair scan postgresql://app@db/agents --min-idle 30m",
@@ -21,7 +24,10 @@ EXAMPLES = {
     "migrate": "langgraph-repair migrate postgresql://app@db/agents",
     "show": "langgraph-repair show sqlite:///threads.sqlite --thread 6f1c0e2a",
 }
-TARGET_HELP = "postgresql://..., sqlite:///path, or module:attr naming a saver factory"
+TARGET_HELP = (
+    "postgresql://..., sqlite:///path, or module:attr naming a saver factory "
+    f"(default: ${TARGET_ENV}, which keeps a password off the command line)"
+)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -127,13 +133,19 @@ def _add_command(commands: Any, name: str, summary: str) -> argparse.ArgumentPar
         epilog=f"example:\n  {EXAMPLES[name]}\n\n{EXIT_CODES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    command.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    command.add_argument("target", metavar="TARGET", nargs="?", help=TARGET_HELP)
     command.add_argument(
         "--json", action="store_true", help="print one JSON object as the last line of stdout"
     )
     command.add_argument(
         "--verbose", "-v", action="count", default=0, help="log more (repeatable: -vv for debug)"
     )
+    command.add_argument(
+        "--allow-type", action="append", default=[], metavar="MODULE:NAME",
+        help="also build this stored type (repeatable; also LANGGRAPH_REPAIR_ALLOW_TYPES, "
+        "comma-separated); types other than LangGraph's and LangChain's own are read as "
+        "plain data, and heads holding them are left alone",
+    )  # fmt: skip
     return command
 
 
@@ -196,6 +208,10 @@ def _add_policy(command: argparse.ArgumentParser) -> None:
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    if not args.target:
+        args.target = os.environ.get(TARGET_ENV, "").strip()
+    if not args.target:
+        raise UsageError(f"no TARGET: give one, or set {TARGET_ENV}")
     if getattr(args, "list", False) and args.json:
         raise UsageError("--list and --json are two ways to print the result: choose one")
     return args
@@ -213,3 +229,12 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         policy=build_policy(args.policy),
         max_writes_per_second=args.max_writes_per_second,
     )
+
+
+def allowed_types(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """The stored types trusted besides LangGraph's and LangChain's own: `--allow-type`
+    and `LANGGRAPH_REPAIR_ALLOW_TYPES`."""
+    try:
+        return parse_allowed(args.allow_type) + allowed_from_env(os.environ.get(ALLOW_TYPES_ENV))
+    except ValueError as error:
+        raise UsageError(str(error)) from None

@@ -27,6 +27,7 @@ from ..batch import (
     repair_threads,
     undo_run,
 )
+from ..strict import StrictSerializer
 from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver
 from .arguments import UsageError, build_policy
 from .output import list_lines, print_json, print_summary, print_threads, print_undo
@@ -48,6 +49,8 @@ class Job:
         self.options = options
         self.out = out
         self.stop = stop
+        self.serde = StrictSerializer(args.allowed_types)
+        """How a store opened from a URL is read: only trusted types are built."""
         self.report: RunReport | None = None
         """The run's report as of its last finished page (for a failure mid-run)."""
 
@@ -62,16 +65,42 @@ class Job:
         return self.options.concurrency + 1 if self.options else 2
 
     def open_and_run(self) -> int:
-        with open_saver(self.args.target, pool_size=self.pool_size, gentle=True) as saver:
-            if implements(saver, SYNC_API):
-                return self.run(saver)
-            return asyncio.run(self.arun(saver))
+        with open_saver(
+            self.args.target, pool_size=self.pool_size, gentle=True, serde=self.serde
+        ) as saver:
+            try:
+                if implements(saver, SYNC_API):
+                    return self.run(saver)
+                return asyncio.run(self.arun(saver))
+            finally:
+                self.warn_refused()
 
     async def aopen_and_run(self) -> int:
-        async with aopen_saver(self.args.target, pool_size=self.pool_size) as saver:
-            if implements(saver, ASYNC_API):
-                return await self.arun(saver)
-            return self.run(saver)
+        async with aopen_saver(
+            self.args.target, pool_size=self.pool_size, serde=self.serde
+        ) as saver:
+            try:
+                if implements(saver, ASYNC_API):
+                    return await self.arun(saver)
+                return self.run(saver)
+            finally:
+                self.warn_refused()
+
+    @property
+    def refused_types(self) -> list[str]:
+        """The stored types the strict serializer refused to build, so far (none for a
+        saver from `module:attr`, which keeps its own serializer)."""
+        return sorted(self.serde.refused)
+
+    def warn_refused(self) -> None:
+        """Each refused type, named once on stderr."""
+        for name in self.refused_types:
+            module, _, attr = name.rpartition(".")
+            print(
+                f"langgraph-repair: warning: refused type {name}: read as plain data; "
+                f"heads holding it are left alone (trust it with --allow-type {module}:{attr})",
+                file=sys.stderr,
+            )
 
     def run(self, saver: BaseCheckpointSaver[Any]) -> int:
         if self.args.command == "migrate":
@@ -134,7 +163,7 @@ class Job:
 
     def shown(self, preview: ThreadPreview) -> int:
         if self.args.json:
-            print_json(preview.to_json(), self.out)
+            print_json({**preview.to_json(), "refused_types": self.refused_types}, self.out)
         else:
             print_preview(preview, Console(file=self.out, highlight=False))
         return EXIT_OK

@@ -74,12 +74,15 @@ def print_json(payload: dict[str, Any], out: TextIO) -> None:
 
 def list_lines(report: RunReport) -> list[str]:
     """`scan --list`: one tab-separated line per broken head, for other tools to read:
-    thread id, namespace, head checkpoint id, its violation codes (the action kinds)."""
+    thread id, namespace, head checkpoint id, its violation codes (the action kinds);
+    a head left alone for a refused type has the code `refused_type` too."""
     lines = []
     for thread in sorted(report.threads, key=lambda t: (t.thread_id, t.checkpoint_ns)):
         codes = sorted(
             {action.split(":", 1)[0] for acts in thread.actions.values() for action in acts}
         )
+        if thread.outcome == "refused_type":
+            codes.append("refused_type")
         if codes:
             cells = (thread.thread_id, thread.checkpoint_ns, thread.checkpoint_id, ",".join(codes))
             lines.append("\t".join(one_line(cell) for cell in cells))

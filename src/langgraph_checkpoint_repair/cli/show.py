@@ -128,6 +128,8 @@ def _verdict(preview: ThreadPreview) -> str:
     pending = ", ".join(preview.in_flight_calls)
     if preview.outcome == "clean":
         return f"clean; calls in flight, left to run: {pending}"
+    if preview.outcome == "refused_type":
+        return "a stored type was refused (plain data, not shown): a run leaves this head alone"
     if preview.outcome == "in_flight":
         return f"broken, but work is in flight: a run leaves this head alone ({pending or '-'})"
     return f"a repair run would write these {len(preview.actions)} change(s)"

@@ -12,6 +12,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
+from ...redact import scrubbed
 from ..base import Head, RepairEntry, Selection
 from ..generic import AsyncGenericStore
 from ..plan import Assessment, NewCheckpoint
@@ -88,7 +89,7 @@ class AsyncPostgresStore(AsyncGenericStore):
     async def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
         await self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
         await self.migrate()
-        await self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(arguments)))
+        await self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(scrubbed(arguments))))
 
     async def write_repair(
         self, run_id: str, assessment: Assessment, new: NewCheckpoint
@@ -127,7 +128,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         return head_moved(None if head is None else head[0], planned, new)
 
     async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
-        await self._write(sql.FINISH_RUN_SQL, (json.dumps(summary), run_id))
+        await self._write(sql.FINISH_RUN_SQL, (json.dumps(scrubbed(summary)), run_id))
 
     async def repairs_of(self, run_id: str) -> AsyncIterator[RepairEntry]:
         has_audit = bool((await self._rows(sql.RUN_EXISTS_SQL))[0][0])

@@ -12,6 +12,7 @@ from psycopg import Connection
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
+from ...redact import scrubbed
 from ..base import Head, RepairEntry, Selection
 from ..generic import GenericStore
 from ..plan import Assessment, NewCheckpoint
@@ -88,7 +89,7 @@ class PostgresStore(GenericStore):
     def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
         self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
         self.migrate()
-        self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(arguments)))
+        self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(scrubbed(arguments))))
 
     def write_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome:
         """Claim the thread, look at its head again, record and put the repair: one
@@ -129,7 +130,7 @@ class PostgresStore(GenericStore):
         return head_moved(None if head is None else head[0], planned, new)
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
-        self._write(sql.FINISH_RUN_SQL, (json.dumps(summary), run_id))
+        self._write(sql.FINISH_RUN_SQL, (json.dumps(scrubbed(summary)), run_id))
 
     def repairs_of(self, run_id: str) -> Iterator[RepairEntry]:
         audited = self._rows(sql.REPAIRS_OF_SQL, (run_id,)) if self._has_audit() else []
