@@ -21,10 +21,20 @@ import inspect
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from .sqlite_files import (
+    FileTables,
+    Mode,
+    SqliteFileError,
+    aready_saver,
+    file_uri,
+    read_tables,
+    ready_saver,
+    shown,
+)
 
 
 class TargetError(Exception):
@@ -70,11 +80,17 @@ def parse_target(text: str) -> Target:
 
 @contextlib.contextmanager
 def open_saver(
-    text: str, *, pool_size: int = 1, setup: bool = False, gentle: bool = False
+    text: str,
+    *,
+    pool_size: int = 1,
+    setup: bool = False,
+    gentle: bool = False,
+    read_only: bool = False,
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     """A sync saver for TARGET. With `setup`, missing LangGraph tables are created;
     without it they must already exist. With `gentle`, PostgreSQL statements give up
-    after a short lock wait or run time instead of queueing behind live traffic."""
+    after a short lock wait or run time instead of queueing behind live traffic.
+    With `read_only` (a look), a SQLite file is opened so that nothing can change it."""
     target = parse_target(text)
     if target.kind == "postgres":
         with _postgres_saver(target.location, pool_size, setup, gentle) as saver:
@@ -83,11 +99,14 @@ def open_saver(
         with _needs_extra("sqlite"):
             from langgraph.checkpoint.sqlite import SqliteSaver
 
-        _check_sqlite(target.location, setup)
-        conn = sqlite3.connect(target.location, check_same_thread=False)
+        tables = _check_sqlite(target.location, setup)
+        uri = file_uri(target.location, _sqlite_mode(read_only, setup))
+        conn = _sqlite_connect(target.location, uri)
         try:
             saver = SqliteSaver(conn)
-            if setup:
+            if tables is not None and not (setup and not tables.complete):
+                ready_saver(saver, tables)
+            else:
                 saver.setup()
             yield saver
         finally:
@@ -99,7 +118,7 @@ def open_saver(
 
 @contextlib.asynccontextmanager
 async def aopen_saver(
-    text: str, *, pool_size: int = 1, setup: bool = False
+    text: str, *, pool_size: int = 1, setup: bool = False, read_only: bool = False
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """The async twin of `open_saver`: AsyncPostgresSaver, AsyncSqliteSaver, or the factory's."""
     target = parse_target(text)
@@ -111,15 +130,32 @@ async def aopen_saver(
             import aiosqlite
             from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        _check_sqlite(target.location, setup)
-        async with aiosqlite.connect(target.location) as conn:
+        tables = _check_sqlite(target.location, setup)
+        uri = file_uri(target.location, _sqlite_mode(read_only, setup))
+        _sqlite_connect(target.location, uri).close()  # a one-line error before aiosqlite's
+        async with aiosqlite.connect(uri, uri=True) as conn:
             asaver = AsyncSqliteSaver(conn)
-            if setup:
+            if tables is not None and not (setup and not tables.complete):
+                await aready_saver(asaver, tables)
+            else:
                 await asaver.setup()
             yield asaver
     else:
         async with _afactory_saver(target.location) as saver:
             yield saver
+
+
+def _sqlite_mode(read_only: bool, setup: bool) -> Mode:
+    if read_only and setup:
+        raise ValueError("a read-only saver cannot set up its tables")
+    return "ro" if read_only else "rwc" if setup else "rw"
+
+
+def _sqlite_connect(path: str, uri: str) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(uri, uri=True, check_same_thread=False)
+    except sqlite3.Error as error:
+        raise TargetError(f"cannot open SQLite file {shown(path)}: {error}") from None
 
 
 @contextlib.contextmanager
@@ -134,26 +170,15 @@ def _needs_extra(extra: str) -> Iterator[None]:
         ) from None
 
 
-def _check_sqlite(path: str, create: bool) -> None:
+def _check_sqlite(path: str, create: bool) -> FileTables | None:
     try:
-        _check_sqlite_file(path, create)
+        return read_tables(path, create)
+    except SqliteFileError as error:
+        raise TargetError(str(error)) from None
     except OSError as error:
-        shown = path if len(path) <= 80 else f"{path[:60]}...{path[-16:]}"
-        raise TargetError(f"cannot open SQLite file {shown}: {error.strerror or error}") from None
-
-
-def _check_sqlite_file(path: str, create: bool) -> None:
-    if not Path(path).exists():
-        if create:
-            return
-        raise TargetError(f"no such SQLite file: {path}")
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
-    except sqlite3.DatabaseError as error:
-        raise TargetError(f"{path} is not a SQLite database ({error})") from None
-    if "checkpoints" not in tables and not create:
-        raise TargetError(f"{path} has no LangGraph checkpoint tables")
+        raise TargetError(
+            f"cannot open SQLite file {shown(path)}: {error.strerror or error}"
+        ) from None
 
 
 def _check_postgres(uri: str, create: bool) -> None:

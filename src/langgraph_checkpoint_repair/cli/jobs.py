@@ -61,14 +61,24 @@ class Job:
     def pool_size(self) -> int:
         return self.options.concurrency + 1 if self.options else 2
 
+    @property
+    def looks_only(self) -> bool:
+        """scan, show and a dry run: the store is opened so that nothing can change it."""
+        command = self.args.command
+        return command in ("scan", "show") or bool(self.options and self.options.dry_run)
+
     def open_and_run(self) -> int:
-        with open_saver(self.args.target, pool_size=self.pool_size, gentle=True) as saver:
+        opened = open_saver(
+            self.args.target, pool_size=self.pool_size, gentle=True, read_only=self.looks_only
+        )
+        with opened as saver:
             if implements(saver, SYNC_API):
                 return self.run(saver)
             return asyncio.run(self.arun(saver))
 
     async def aopen_and_run(self) -> int:
-        async with aopen_saver(self.args.target, pool_size=self.pool_size) as saver:
+        opened = aopen_saver(self.args.target, pool_size=self.pool_size, read_only=self.looks_only)
+        async with opened as saver:
             if implements(saver, ASYNC_API):
                 return await self.arun(saver)
             return self.run(saver)
