@@ -182,17 +182,25 @@ def _check_sqlite(path: str, create: bool) -> FileTables | None:
 
 
 def _check_postgres(uri: str, create: bool) -> None:
+    """The server answers, LangGraph's tables are there and the role may read them."""
     with _needs_extra("postgres"):
         import psycopg
+
+        from .stores.postgres import privileges
 
     try:
         with psycopg.connect(uri, connect_timeout=10, autocommit=True) as conn:
             row = conn.execute("SELECT to_regclass('checkpoints') IS NOT NULL").fetchone()
+            found = bool(row and row[0])
+            readable = conn.execute(*privileges.check_query(privileges.LOOK_NEEDS)).fetchall()
     except psycopg.Error as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
         raise TargetError(f"cannot connect to PostgreSQL: {first_line}") from None
-    if not (row and row[0]) and not create:
+    if not found and not create:
         raise TargetError("the database has no LangGraph checkpoint tables")
+    problem = privileges.problem(readable) if found and not create else None
+    if problem is not None:
+        raise TargetError(problem)
 
 
 GENTLE_SETTINGS = ("SET lock_timeout = '2s'", "SET statement_timeout = '60s'")

@@ -158,6 +158,7 @@ class _SyncRun(_Run):
 
     def run(self) -> RunReport:
         if not self.options.dry_run:
+            self.store.ready_to_write()
             self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
         with ThreadPoolExecutor(self.options.concurrency) as pool:
             for page in self.store.pages(self.options.selection):
@@ -199,6 +200,7 @@ class _AsyncRun(_Run):
 
     async def run(self) -> RunReport:
         if not self.options.dry_run:
+            await self.store.ready_to_write()
             await self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
         gate = asyncio.Semaphore(self.options.concurrency)
         async for page in self.store.pages(self.options.selection):
@@ -251,6 +253,7 @@ def undo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
     """Restore, append-only, every thread `run_id` repaired whose head is still that repair."""
     store = store_for(stored_saver(saver))
     report = UndoReport(new_run_id(), run_id)
+    store.ready_to_write()
     entries = known_repairs(run_id, list(store.repairs_of(run_id)))
     store.begin_run(report.run_id, "undo", {"undo_of": run_id})
     for entry in entries:
@@ -272,6 +275,7 @@ async def aundo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
     """The async twin of `undo_run`."""
     store = astore_for(stored_saver(saver))
     report = UndoReport(new_run_id(), run_id)
+    await store.ready_to_write()
     entries = known_repairs(run_id, [entry async for entry in store.repairs_of(run_id)])
     await store.begin_run(report.run_id, "undo", {"undo_of": run_id})
     for entry in entries:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from ..stores import StoreNotReady
 from ..targets import AsyncFactory, TargetError, parse_target
 from .arguments import UsageError, build_policy, parse, run_options
 from .jobs import EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, Job
@@ -32,7 +33,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         with signals as stop:
             job = Job(args, options, out, stop)
             return _open_and_run(job)
-    except (UsageError, TargetError) as error:
+    except (UsageError, TargetError, StoreNotReady) as error:
         return _error(str(error))
     except ValueError as error:  # a bad value, unless the run had already written
         return _store_failure(error, job) if job and job.written else _error(str(error))
