@@ -253,8 +253,8 @@ def undo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
     """Restore, append-only, every thread `run_id` repaired whose head is still that repair."""
     store = store_for(stored_saver(saver))
     report = UndoReport(new_run_id(), run_id)
-    store.ready_to_write()
     entries = known_repairs(run_id, list(store.repairs_of(run_id)))
+    store.ready_to_write()
     store.begin_run(report.run_id, "undo", {"undo_of": run_id})
     for entry in entries:
         try:
@@ -275,8 +275,8 @@ async def aundo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
     """The async twin of `undo_run`."""
     store = astore_for(stored_saver(saver))
     report = UndoReport(new_run_id(), run_id)
-    await store.ready_to_write()
     entries = known_repairs(run_id, [entry async for entry in store.repairs_of(run_id)])
+    await store.ready_to_write()
     await store.begin_run(report.run_id, "undo", {"undo_of": run_id})
     for entry in entries:
         try:

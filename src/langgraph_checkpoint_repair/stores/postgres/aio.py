@@ -96,6 +96,7 @@ class AsyncPostgresStore(AsyncGenericStore):
 
     async def ready_to_write(self) -> None:
         """The twin of `PostgresStore.ready_to_write`."""
+        await self._rows(sql.PROBE_SQL)
         step = await self._audit_step()
         if step == "migrate":
             await self.migrate()
@@ -107,7 +108,6 @@ class AsyncPostgresStore(AsyncGenericStore):
             raise StoreNotReady(problem)
 
     async def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
-        await self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
         await self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(arguments)))
 
     async def write_repair(

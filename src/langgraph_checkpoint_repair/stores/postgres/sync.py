@@ -98,6 +98,7 @@ class PostgresStore(GenericStore):
     def ready_to_write(self) -> None:
         """The audit tables current (applied here only when the role may create them) and
         every privilege a writing run needs held; `StoreNotReady` before any write."""
+        self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
         step = self._audit_step()
         if step == "migrate":
             self.migrate()
@@ -108,7 +109,6 @@ class PostgresStore(GenericStore):
             raise StoreNotReady(problem)
 
     def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
-        self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
         self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(arguments)))
 
     def write_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome:
