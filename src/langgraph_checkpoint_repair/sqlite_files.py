@@ -51,10 +51,6 @@ class FileTables:
     names: frozenset[str]
     writes_columns: frozenset[str]
 
-    @property
-    def complete(self) -> bool:
-        return {"checkpoints", "writes"} <= self.names
-
 
 def file_uri(path: str, mode: Mode) -> str:
     """A `file:` URI naming exactly `path`, whatever characters it holds."""

@@ -104,10 +104,10 @@ def open_saver(
         conn = _sqlite_connect(target.location, uri)
         try:
             saver = SqliteSaver(conn)
-            if tables is not None and not (setup and not tables.complete):
-                ready_saver(saver, tables)
+            if setup or tables is None:
+                saver.setup()  # LangGraph's own, as the application's saver runs it
             else:
-                saver.setup()
+                ready_saver(saver, tables)
             yield saver
         finally:
             conn.close()
@@ -135,10 +135,10 @@ async def aopen_saver(
         _sqlite_connect(target.location, uri).close()  # a one-line error before aiosqlite's
         async with aiosqlite.connect(uri, uri=True) as conn:
             asaver = AsyncSqliteSaver(conn)
-            if tables is not None and not (setup and not tables.complete):
-                await aready_saver(asaver, tables)
-            else:
+            if setup or tables is None:
                 await asaver.setup()
+            else:
+                await aready_saver(asaver, tables)
             yield asaver
     else:
         async with _afactory_saver(target.location) as saver:
