@@ -10,12 +10,15 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
+from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from langgraph_checkpoint_repair.batch import arepair_threads
 from langgraph_checkpoint_repair.stores import StoreNotReady
 from tests.cli_runs import last_json, postgres_rows, run_cli
-from tests.seeding import Seeded
+from tests.histories import ai, human
+from tests.seeding import put_in_namespace
+from tests.stores import Store
 
 LANGGRAPH_TABLES = "checkpoints, checkpoint_blobs, checkpoint_writes"
 AUDIT_TABLES = "langgraph_repair_migrations, langgraph_repair_runs, langgraph_repair_threads"
@@ -28,6 +31,19 @@ WRITE_GRANTS = [
 ]
 
 MakeRole = Callable[[list[str]], str]
+BROKEN_THREADS = ["bricked-0", "bricked-1"]
+
+
+@pytest.fixture
+async def broken_postgres(pg_uri: str) -> str:
+    """LangGraph's tables, set up by their owner, holding two broken threads and a clean one."""
+    with PostgresSaver.from_conn_string(pg_uri) as saver:
+        saver.setup()
+        store = Store(saver, is_async=False)
+        for thread_id in BROKEN_THREADS:
+            await put_in_namespace(store, thread_id, "", [human("a"), ai("a1", "c1"), human("b")])
+        await put_in_namespace(store, "clean", "", [human("a"), ai("a1", text="hello")])
+    return pg_uri
 
 
 @pytest.fixture
@@ -77,9 +93,9 @@ LOOKS = [
 
 @pytest.mark.parametrize("look", LOOKS, ids=" ".join)
 def test_select_alone_is_enough_to_look_and_writes_nothing(
-    postgres_target: tuple[str, Seeded], make_role: MakeRole, look: list[str]
+    broken_postgres: str, make_role: MakeRole, look: list[str]
 ) -> None:
-    owner, _ = postgres_target
+    owner = broken_postgres
     role = make_role(LOOK_GRANTS)
     before = postgres_rows(owner)
     result = run_cli(look[0], role, *look[1:])
@@ -89,25 +105,25 @@ def test_select_alone_is_enough_to_look_and_writes_nothing(
 
 
 def test_repair_and_undo_need_no_create_once_the_owner_migrated(
-    postgres_target: tuple[str, Seeded], make_role: MakeRole
+    broken_postgres: str, make_role: MakeRole
 ) -> None:
-    owner, seeded = postgres_target
+    owner = broken_postgres
     migrated(owner)
     role = make_role(WRITE_GRANTS)
     repaired = run_cli("repair", role, "--min-idle", "0s", "--json")
     assert repaired.returncode == 0, repaired.stderr
     report = last_json(repaired.stdout)
-    assert report["threads_repaired"] == len(seeded.broken)
+    assert report["threads_repaired"] == len(BROKEN_THREADS)
     undone = run_cli("undo", role, "--run", report["run_id"], "--json")
     assert undone.returncode == 0, undone.stderr
-    assert last_json(undone.stdout)["threads_restored"] == len(seeded.broken)
+    assert last_json(undone.stdout)["threads_restored"] == len(BROKEN_THREADS)
     assert run_cli("migrate", role).stdout == "up to date\n"  # current: read, not created
 
 
 def test_without_migrate_repair_asks_for_it_and_writes_nothing(
-    postgres_target: tuple[str, Seeded], make_role: MakeRole
+    broken_postgres: str, make_role: MakeRole
 ) -> None:
-    owner, _ = postgres_target
+    owner = broken_postgres
     role = make_role([*LOOK_GRANTS, "GRANT INSERT, UPDATE ON checkpoints, checkpoint_blobs"])
     before = postgres_rows(owner)
     line = one_line_error(run_cli("repair", role, "--min-idle", "0s"))
@@ -128,9 +144,9 @@ def test_without_migrate_repair_asks_for_it_and_writes_nothing(
     ],
 )
 def test_a_missing_privilege_is_named_with_its_grant_before_any_write(
-    postgres_target: tuple[str, Seeded], make_role: MakeRole, revoked: str, named: str
+    broken_postgres: str, make_role: MakeRole, revoked: str, named: str
 ) -> None:
-    owner, _ = postgres_target
+    owner = broken_postgres
     migrated(owner)
     role_uri = make_role(WRITE_GRANTS)
     role = urlsplit(role_uri).username
@@ -144,19 +160,15 @@ def test_a_missing_privilege_is_named_with_its_grant_before_any_write(
     assert postgres_rows(owner) == before
 
 
-def test_a_look_without_select_names_the_table(
-    postgres_target: tuple[str, Seeded], make_role: MakeRole
-) -> None:
+def test_a_look_without_select_names_the_table(broken_postgres: str, make_role: MakeRole) -> None:
     role_uri = make_role(["GRANT SELECT ON checkpoints, checkpoint_blobs"])
     line = one_line_error(run_cli("scan", role_uri))
     assert "lacks SELECT on checkpoint_writes" in line
     assert "GRANT SELECT ON checkpoint_writes TO" in line
 
 
-async def test_the_async_store_checks_the_same(
-    postgres_target: tuple[str, Seeded], make_role: MakeRole
-) -> None:
-    owner, seeded = postgres_target
+async def test_the_async_store_checks_the_same(broken_postgres: str, make_role: MakeRole) -> None:
+    owner = broken_postgres
     role = make_role([*LOOK_GRANTS, "GRANT INSERT, UPDATE ON checkpoints, checkpoint_blobs"])
     async with AsyncPostgresSaver.from_conn_string(role) as saver:
         with pytest.raises(StoreNotReady, match="langgraph-repair migrate"):
@@ -165,4 +177,4 @@ async def test_the_async_store_checks_the_same(
     role = make_role(WRITE_GRANTS)
     async with AsyncPostgresSaver.from_conn_string(role) as saver:
         report = await arepair_threads(saver, min_idle=0)
-    assert report.threads_repaired == len(seeded.broken)
+    assert report.threads_repaired == len(BROKEN_THREADS)
