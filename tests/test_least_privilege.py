@@ -13,8 +13,9 @@ import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from langgraph_checkpoint_repair.batch import arepair_threads
+from langgraph_checkpoint_repair.batch import arepair_threads, repair_threads
 from langgraph_checkpoint_repair.stores import StoreNotReady
+from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
 from tests.cli_runs import last_json, postgres_rows, run_cli
 from tests.histories import ai, human
 from tests.seeding import put_in_namespace
@@ -178,3 +179,16 @@ async def test_the_async_store_checks_the_same(broken_postgres: str, make_role: 
     async with AsyncPostgresSaver.from_conn_string(role) as saver:
         report = await arepair_threads(saver, min_idle=0)
     assert report.threads_repaired == len(BROKEN_THREADS)
+
+
+async def test_a_look_refuses_writes_at_the_server(broken_postgres: str) -> None:
+    """Even as the tables' owner, a saver opened for a look cannot write."""
+    refused = pytest.raises(psycopg.errors.ReadOnlySqlTransaction)
+    with open_saver(broken_postgres, read_only=True) as saver, refused:
+        repair_threads(saver, min_idle=0)
+    refused = pytest.raises(psycopg.errors.ReadOnlySqlTransaction)
+    async with aopen_saver(broken_postgres, read_only=True) as asaver:
+        with refused:
+            await arepair_threads(asaver, min_idle=0)
+    assert postgres_rows(broken_postgres)["checkpoints"] == 3  # nothing written, no table made
+    assert "langgraph_repair_runs" not in postgres_rows(broken_postgres)

@@ -93,7 +93,8 @@ def open_saver(
     With `read_only` (a look), a SQLite file is opened so that nothing can change it."""
     target = parse_target(text)
     if target.kind == "postgres":
-        with _postgres_saver(target.location, pool_size, setup, gentle) as saver:
+        settings = _session_settings(gentle, read_only)
+        with _postgres_saver(target.location, pool_size, setup, settings) as saver:
             yield saver
     elif target.kind == "sqlite":
         with _needs_extra("sqlite"):
@@ -123,7 +124,8 @@ async def aopen_saver(
     """The async twin of `open_saver`: AsyncPostgresSaver, AsyncSqliteSaver, or the factory's."""
     target = parse_target(text)
     if target.kind == "postgres":
-        async with _apostgres_saver(target.location, pool_size, setup) as saver:
+        settings = _session_settings(False, read_only)
+        async with _apostgres_saver(target.location, pool_size, setup, settings) as saver:
             yield saver
     elif target.kind == "sqlite":
         with _needs_extra("sqlite"):
@@ -204,16 +206,18 @@ def _check_postgres(uri: str, create: bool) -> None:
 
 
 GENTLE_SETTINGS = ("SET lock_timeout = '2s'", "SET statement_timeout = '60s'")
+READ_ONLY_SETTING = "SET default_transaction_read_only = on"
 
 
-def _gentle(conn: Any) -> None:
-    for statement in GENTLE_SETTINGS:
-        conn.execute(statement)
+def _session_settings(gentle: bool, read_only: bool) -> tuple[str, ...]:
+    """What every pooled connection runs first: give up quickly (`gentle`), and for a
+    look, refuse any write at the server (`read_only`)."""
+    return (*(GENTLE_SETTINGS if gentle else ()), *((READ_ONLY_SETTING,) if read_only else ()))
 
 
 @contextlib.contextmanager
 def _postgres_saver(
-    uri: str, pool_size: int, setup: bool, gentle: bool
+    uri: str, pool_size: int, setup: bool, settings: tuple[str, ...]
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres import PostgresSaver
@@ -222,7 +226,12 @@ def _postgres_saver(
 
     _check_postgres(uri, setup)
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
-    size, configure = max(pool_size, 1), _gentle if gentle else None
+
+    def configure(conn: Any) -> None:
+        for statement in settings:
+            conn.execute(statement)
+
+    size = max(pool_size, 1)
     with ConnectionPool(uri, min_size=1, max_size=size, kwargs=kwargs, configure=configure) as pool:
         saver = PostgresSaver(pool)
         if setup:
@@ -232,7 +241,7 @@ def _postgres_saver(
 
 @contextlib.asynccontextmanager
 async def _apostgres_saver(
-    uri: str, pool_size: int, setup: bool
+    uri: str, pool_size: int, setup: bool, settings: tuple[str, ...]
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -240,12 +249,18 @@ async def _apostgres_saver(
         from psycopg_pool import AsyncConnectionPool
 
     _check_postgres(uri, setup)
+
+    async def configure(conn: Any) -> None:
+        for statement in settings:
+            await conn.execute(statement)
+
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    size = max(pool_size, 1)
     pool = AsyncConnectionPool(
-        uri, min_size=1, max_size=max(pool_size, 1), kwargs=kwargs, open=False
+        uri, min_size=1, max_size=size, kwargs=kwargs, configure=configure, open=False
     )
     async with pool:
-        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        saver = AsyncPostgresSaver(pool)
         if setup:
             await saver.setup()
         yield saver
