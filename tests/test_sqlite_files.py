@@ -135,6 +135,28 @@ async def test_repair_of_a_file_without_writes_adds_checkpoints_only(tmp_path: P
     assert last_json(again.stdout)["threads_needing_repair"] == 0
 
 
+OLD_WRITES = """CREATE TABLE writes (
+    thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))"""
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=" ".join)
+async def test_a_file_from_before_task_path_is_looked_at_unaltered(
+    tmp_path: Path, look: list[str]
+) -> None:
+    """LangGraph's setup would add the `task_path` column: a look never alters a table."""
+    path = tmp_path / "threads.sqlite"
+    target = await without_writes_table(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute(OLD_WRITES)
+    before = FileState.of(path)
+    result = run_cli(look[0], target, *look[1:])
+    assert result.returncode == 0, result.stderr
+    assert "broken" in result.stdout
+    assert FileState.of(path) == before
+
+
 ODD_NAMES = ["a#b.sqlite", "a?mode=memory.sqlite", "100% sure.sqlite", "with space.sqlite"]
 ODD_NAMES += ["nämé-日本.sqlite", "%23encoded.sqlite"]
 
@@ -152,3 +174,22 @@ async def test_a_path_is_a_path_for_scan_and_repair(tmp_path: Path, name: str) -
     assert repaired.returncode == 0, repaired.stderr
     assert last_json(repaired.stdout)["threads_repaired"] == 1
     assert sorted(os.listdir(folder)) == [name]  # no other file was opened or created
+
+
+async def test_a_look_at_a_wal_file_changes_no_byte_of_it(tmp_path: Path) -> None:
+    """LangGraph's own mode: the database's bytes stay as they were. A reader of a WAL file
+    needs its -wal and -shm files; SQLite makes them empty when no one has the file open."""
+    path = tmp_path / "threads.sqlite"
+    target = await broken_store(path, journal="wal")
+    before = FileState.of(path)
+    for look in LOOKS:
+        result = run_cli(look[0], target, *look[1:])
+        assert result.returncode == 0, result.stderr
+    after = FileState.of(path)
+    assert (after.data, after.mtime_ns, after.journal_mode) == (
+        before.data,
+        before.mtime_ns,
+        before.journal_mode,
+    )
+    for side in set(after.folder) - set(before.folder):
+        assert (tmp_path / side).stat().st_size == 0
