@@ -99,7 +99,7 @@ MISTAKES = {
         ("repair", "{db}"), "locked by another session", store=POSTGRES, situation="locked"
     ),
     "read-only role": Mistake(
-        ("repair", "{db}"), "lacks a privilege", store=POSTGRES, situation="read_only"
+        ("repair", "{db}"), "langgraph-repair migrate", store=POSTGRES, situation="read_only"
     ),
 }
 

@@ -26,13 +26,22 @@ import inspect
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from . import redact
+from .sqlite_files import (
+    FileTables,
+    Mode,
+    SqliteFileError,
+    aready_saver,
+    file_uri,
+    read_tables,
+    ready_saver,
+    shown,
+)
 
 
 class TargetError(Exception):
@@ -98,26 +107,33 @@ def open_saver(
     pool_size: int = 1,
     setup: bool = False,
     gentle: bool = False,
+    read_only: bool = False,
     serde: SerializerProtocol | None = None,
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     """A sync saver for TARGET. With `setup`, missing LangGraph tables are created;
     without it they must already exist. With `gentle`, PostgreSQL statements give up
     after a short lock wait or run time instead of queueing behind live traffic.
-    `serde` is the serializer of a saver opened from a URL (default: LangGraph's)."""
+    With `read_only` (a look), nothing can change the store: a SQLite file is opened
+    read-only, PostgreSQL sessions refuse writes. `serde` is the serializer of a saver
+    opened from a URL (default: LangGraph's)."""
     target = parse_target(text)
     if target.kind == "postgres":
-        with _postgres_saver(target.location, pool_size, setup, gentle, serde) as saver:
+        settings = _session_settings(gentle, read_only)
+        with _postgres_saver(target.location, pool_size, setup, settings, serde) as saver:
             yield saver
     elif target.kind == "sqlite":
         with _needs_extra("sqlite"):
             from langgraph.checkpoint.sqlite import SqliteSaver
 
-        _check_sqlite(target.location, setup)
-        conn = sqlite3.connect(target.location, check_same_thread=False)
+        tables = _check_sqlite(target.location, setup)
+        uri = file_uri(target.location, _sqlite_mode(read_only, setup))
+        conn = _sqlite_connect(target.location, uri)
         try:
             saver = SqliteSaver(conn, serde=serde)
-            if setup:
-                saver.setup()
+            if setup or tables is None:
+                saver.setup()  # LangGraph's own, as the application's saver runs it
+            else:
+                ready_saver(saver, tables)
             yield saver
         finally:
             conn.close()
@@ -132,27 +148,46 @@ async def aopen_saver(
     *,
     pool_size: int = 1,
     setup: bool = False,
+    read_only: bool = False,
     serde: SerializerProtocol | None = None,
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """The async twin of `open_saver`: AsyncPostgresSaver, AsyncSqliteSaver, or the factory's."""
     target = parse_target(text)
     if target.kind == "postgres":
-        async with _apostgres_saver(target.location, pool_size, setup, serde) as saver:
+        settings = _session_settings(False, read_only)
+        async with _apostgres_saver(target.location, pool_size, setup, settings, serde) as saver:
             yield saver
     elif target.kind == "sqlite":
         with _needs_extra("sqlite"):
             import aiosqlite
             from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        _check_sqlite(target.location, setup)
-        async with aiosqlite.connect(target.location) as conn:
+        tables = _check_sqlite(target.location, setup)
+        uri = file_uri(target.location, _sqlite_mode(read_only, setup))
+        _sqlite_connect(target.location, uri).close()  # a one-line error before aiosqlite's
+        async with aiosqlite.connect(uri, uri=True) as conn:
             asaver = AsyncSqliteSaver(conn, serde=serde)
-            if setup:
+            if setup or tables is None:
                 await asaver.setup()
+            else:
+                await aready_saver(asaver, tables)
             yield asaver
     else:
         async with _afactory_saver(target.location) as saver:
             yield saver
+
+
+def _sqlite_mode(read_only: bool, setup: bool) -> Mode:
+    if read_only and setup:
+        raise ValueError("a read-only saver cannot set up its tables")
+    return "ro" if read_only else "rwc" if setup else "rw"
+
+
+def _sqlite_connect(path: str, uri: str) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(uri, uri=True, check_same_thread=False)
+    except sqlite3.Error as error:
+        raise TargetError(f"cannot open SQLite file {shown(path)}: {error}") from None
 
 
 @contextlib.contextmanager
@@ -167,53 +202,56 @@ def _needs_extra(extra: str) -> Iterator[None]:
         ) from None
 
 
-def _check_sqlite(path: str, create: bool) -> None:
+def _check_sqlite(path: str, create: bool) -> FileTables | None:
     try:
-        _check_sqlite_file(path, create)
+        return read_tables(path, create)
+    except SqliteFileError as error:
+        raise TargetError(str(error)) from None
     except OSError as error:
-        shown = path if len(path) <= 80 else f"{path[:60]}...{path[-16:]}"
-        raise TargetError(f"cannot open SQLite file {shown}: {error.strerror or error}") from None
-
-
-def _check_sqlite_file(path: str, create: bool) -> None:
-    if not Path(path).exists():
-        if create:
-            return
-        raise TargetError(f"no such SQLite file: {path}")
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
-    except sqlite3.DatabaseError as error:
-        raise TargetError(f"{path} is not a SQLite database ({error})") from None
-    if "checkpoints" not in tables and not create:
-        raise TargetError(f"{path} has no LangGraph checkpoint tables")
+        raise TargetError(
+            f"cannot open SQLite file {shown(path)}: {error.strerror or error}"
+        ) from None
 
 
 def _check_postgres(uri: str, create: bool) -> None:
+    """The server answers, LangGraph's tables are there and the role may read them."""
     with _needs_extra("postgres"):
         import psycopg
+
+        from .stores.postgres import privileges
 
     try:
         with psycopg.connect(uri, connect_timeout=10, autocommit=True) as conn:
             row = conn.execute("SELECT to_regclass('checkpoints') IS NOT NULL").fetchone()
+            found = bool(row and row[0])
+            readable = conn.execute(*privileges.check_query(privileges.LOOK_NEEDS)).fetchall()
     except psycopg.Error as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
         raise TargetError(f"cannot connect to PostgreSQL: {redact.scrub(first_line)}") from None
-    if not (row and row[0]) and not create:
+    if not found and not create:
         raise TargetError("the database has no LangGraph checkpoint tables")
+    problem = privileges.problem(readable) if found and not create else None
+    if problem is not None:
+        raise TargetError(problem)
 
 
 GENTLE_SETTINGS = ("SET lock_timeout = '2s'", "SET statement_timeout = '60s'")
+READ_ONLY_SETTING = "SET default_transaction_read_only = on"
 
 
-def _gentle(conn: Any) -> None:
-    for statement in GENTLE_SETTINGS:
-        conn.execute(statement)
+def _session_settings(gentle: bool, read_only: bool) -> tuple[str, ...]:
+    """What every pooled connection runs first: give up quickly (`gentle`), and for a
+    look, refuse any write at the server (`read_only`)."""
+    return (*(GENTLE_SETTINGS if gentle else ()), *((READ_ONLY_SETTING,) if read_only else ()))
 
 
 @contextlib.contextmanager
 def _postgres_saver(
-    uri: str, pool_size: int, setup: bool, gentle: bool, serde: SerializerProtocol | None
+    uri: str,
+    pool_size: int,
+    setup: bool,
+    settings: tuple[str, ...],
+    serde: SerializerProtocol | None,
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres import PostgresSaver
@@ -222,7 +260,12 @@ def _postgres_saver(
 
     _check_postgres(uri, setup)
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
-    size, configure = max(pool_size, 1), _gentle if gentle else None
+
+    def configure(conn: Any) -> None:
+        for statement in settings:
+            conn.execute(statement)
+
+    size = max(pool_size, 1)
     with ConnectionPool(uri, min_size=1, max_size=size, kwargs=kwargs, configure=configure) as pool:
         saver = PostgresSaver(pool, serde=serde)
         if setup:
@@ -232,7 +275,11 @@ def _postgres_saver(
 
 @contextlib.asynccontextmanager
 async def _apostgres_saver(
-    uri: str, pool_size: int, setup: bool, serde: SerializerProtocol | None
+    uri: str,
+    pool_size: int,
+    setup: bool,
+    settings: tuple[str, ...],
+    serde: SerializerProtocol | None,
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -240,12 +287,18 @@ async def _apostgres_saver(
         from psycopg_pool import AsyncConnectionPool
 
     _check_postgres(uri, setup)
+
+    async def configure(conn: Any) -> None:
+        for statement in settings:
+            await conn.execute(statement)
+
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    size = max(pool_size, 1)
     pool = AsyncConnectionPool(
-        uri, min_size=1, max_size=max(pool_size, 1), kwargs=kwargs, open=False
+        uri, min_size=1, max_size=size, kwargs=kwargs, configure=configure, open=False
     )
     async with pool:
-        saver = AsyncPostgresSaver(pool, serde=serde)  # type: ignore[arg-type]
+        saver = AsyncPostgresSaver(pool, serde=serde)
         if setup:
             await saver.setup()
         yield saver

@@ -181,6 +181,7 @@ class _SyncRun(_Run):
 
     def run(self) -> RunReport:
         if not self.options.dry_run:
+            self.store.ready_to_write()
             self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
         with ThreadPoolExecutor(self.options.concurrency) as pool:
             for page in self.store.pages(self.options.selection):
@@ -228,6 +229,7 @@ class _AsyncRun(_Run):
 
     async def run(self) -> RunReport:
         if not self.options.dry_run:
+            await self.store.ready_to_write()
             await self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
         gate = asyncio.Semaphore(self.options.concurrency)
         async for page in self.store.pages(self.options.selection):

@@ -43,6 +43,7 @@ def undo_run(
     store = store_for(stored_saver(saver))
     undo = _Undo(run_id, stop, max_writes_per_second)
     entries = known_repairs(run_id, list(store.repairs_of(run_id)))
+    store.ready_to_write()
     store.begin_run(undo.report.run_id, "undo", {"undo_of": run_id})
     for entry in entries:
         if undo.stopping():
@@ -73,6 +74,7 @@ async def aundo_run(
     store = astore_for(stored_saver(saver))
     undo = _Undo(run_id, stop, max_writes_per_second)
     entries = known_repairs(run_id, [entry async for entry in store.repairs_of(run_id)])
+    await store.ready_to_write()
     await store.begin_run(undo.report.run_id, "undo", {"undo_of": run_id})
     for entry in entries:
         if undo.stopping():

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from ..redact import RedactingFilter, scrub
+from ..stores import StoreNotReady
 from ..strict import quiet_langgraph_notices
 from ..targets import AsyncFactory, TargetError, parse_target
 from .arguments import UsageError, allowed_types, build_policy, parse, run_options
@@ -39,7 +40,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         with signals as stop:
             job = Job(args, options, out, stop)
             return _open_and_run(job)
-    except (UsageError, TargetError) as error:
+    except (UsageError, TargetError, StoreNotReady) as error:
         return _error(str(error))
     except ValueError as error:  # a bad value, unless the run had already written
         return _store_failure(error, job) if job and job.written else _error(str(error))

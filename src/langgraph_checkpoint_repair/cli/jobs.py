@@ -64,10 +64,21 @@ class Job:
     def pool_size(self) -> int:
         return self.options.concurrency + 1 if self.options else 2
 
+    @property
+    def looks_only(self) -> bool:
+        """scan, show and a dry run: the store is opened so that nothing can change it."""
+        command = self.args.command
+        return command in ("scan", "show") or bool(self.options and self.options.dry_run)
+
     def open_and_run(self) -> int:
-        with open_saver(
-            self.args.target, pool_size=self.pool_size, gentle=True, serde=self.serde
-        ) as saver:
+        opened = open_saver(
+            self.args.target,
+            pool_size=self.pool_size,
+            gentle=True,
+            read_only=self.looks_only,
+            serde=self.serde,
+        )
+        with opened as saver:
             try:
                 if implements(saver, SYNC_API):
                     return self.run(saver)
@@ -76,9 +87,10 @@ class Job:
                 self.warn_refused()
 
     async def aopen_and_run(self) -> int:
-        async with aopen_saver(
-            self.args.target, pool_size=self.pool_size, serde=self.serde
-        ) as saver:
+        opened = aopen_saver(
+            self.args.target, pool_size=self.pool_size, read_only=self.looks_only, serde=self.serde
+        )
+        async with opened as saver:
             try:
                 if implements(saver, ASYNC_API):
                     return await self.arun(saver)

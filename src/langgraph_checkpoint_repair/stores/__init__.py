@@ -6,7 +6,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from .base import AsyncThreadStore, Head, RepairEntry, Selection, ThreadStore
+from .base import AsyncThreadStore, Head, RepairEntry, Selection, StoreNotReady, ThreadStore
 from .generic import AsyncGenericStore, GenericStore
 
 KINDS = {
@@ -69,6 +69,7 @@ __all__ = [
     "Head",
     "RepairEntry",
     "Selection",
+    "StoreNotReady",
     "ThreadStore",
     "astore_for",
     "store_for",

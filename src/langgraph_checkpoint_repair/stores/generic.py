@@ -135,6 +135,9 @@ class GenericStore:
         finally:  # a listing stopped early may still hold the saver's lock
             getattr(listed, "close", lambda: None)()
 
+    def ready_to_write(self) -> None:
+        """Nothing to check: the saver's API is all a run uses."""
+
     def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
         """Nothing to do: each repair checkpoint records its run in its metadata."""
 
@@ -216,6 +219,9 @@ class AsyncGenericStore:
             close = getattr(listed, "aclose", None)
             if close is not None:
                 await close()
+
+    async def ready_to_write(self) -> None:
+        """Nothing to check: the saver's API is all a run uses."""
 
     async def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
         """Nothing to do: each repair checkpoint records its run in its metadata."""

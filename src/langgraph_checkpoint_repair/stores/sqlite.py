@@ -29,14 +29,16 @@ from .generic import AsyncGenericStore, GenericStore
 from .plan import NewCheckpoint
 from .races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 
-HEADS_SQL = """
+_HEADS_SQL = """
 SELECT thread_id, checkpoint_ns, MAX(checkpoint_id)
 FROM checkpoints
-WHERE (thread_id, checkpoint_ns) > (?, ?)
+{where}
 GROUP BY thread_id, checkpoint_ns
 ORDER BY thread_id, checkpoint_ns
 LIMIT ?
 """
+FIRST_HEADS_SQL = _HEADS_SQL.format(where="")
+NEXT_HEADS_SQL = _HEADS_SQL.format(where="WHERE (thread_id, checkpoint_ns) > (?, ?)")
 HEAD_ID_SQL = "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
 SIBLINGS_SQL = """
 SELECT count(*) FROM checkpoints
@@ -52,6 +54,14 @@ def _counted(rows: list[Any], selection: Selection) -> int:
 
 def _selected(rows: list[Any], selection: Selection) -> list[Head]:
     return [Head(str(t), str(ns), str(cid)) for t, ns, cid in rows if selection.takes(str(t))]
+
+
+def heads_query(after: tuple[str, str] | None, page_size: int) -> tuple[str, tuple[Any, ...]]:
+    """One page of heads after the keyset cursor; the first page has no cursor, so the
+    empty thread id (which no cursor sorts before) is a thread like any other."""
+    if after is None:
+        return FIRST_HEADS_SQL, (page_size,)
+    return NEXT_HEADS_SQL, (*after, page_size)
 
 
 def _put_args(new: NewCheckpoint) -> tuple[Any, ...]:
@@ -84,10 +94,10 @@ class SqliteStore(GenericStore):
         self.lock: threading.Lock = saver.lock  # type: ignore[attr-defined]
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
-        after: tuple[str, str] = ("", "")
+        after: tuple[str, str] | None = None
         while True:
             with self.lock:
-                rows = self.conn.execute(HEADS_SQL, (*after, selection.page_size)).fetchall()
+                rows = self.conn.execute(*heads_query(after, selection.page_size)).fetchall()
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])
@@ -157,9 +167,9 @@ class AsyncSqliteStore(AsyncGenericStore):
         self.lock: asyncio.Lock = saver.lock  # type: ignore[attr-defined]
 
     async def pages(self, selection: Selection) -> AsyncIterator[list[Head]]:
-        after: tuple[str, str] = ("", "")
+        after: tuple[str, str] | None = None
         while True:
-            rows = await self._all(HEADS_SQL, (*after, selection.page_size))
+            rows = await self._all(*heads_query(after, selection.page_size))
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])

@@ -13,11 +13,12 @@ from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from ...redact import scrubbed
-from ..base import Head, RepairEntry, Selection
+from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import AsyncGenericStore
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
+from . import privileges
 
 
 class AsyncPostgresStore(AsyncGenericStore):
@@ -72,6 +73,9 @@ class AsyncPostgresStore(AsyncGenericStore):
         return rows[0][0] if rows else None
 
     async def migrate(self) -> list[str]:
+        """The twin of `PostgresStore.migrate`."""
+        if await self._audit_step() is None:
+            return []
         applied: list[str] = []
         async with self._connection() as conn, conn.transaction():
             await conn.execute(sql.LOCK_SQL)
@@ -86,9 +90,25 @@ class AsyncPostgresStore(AsyncGenericStore):
                     applied.append(name)
         return applied
 
+    async def _audit_step(self) -> str | None:
+        state = (await self._rows(privileges.AUDIT_STATE_SQL))[0]
+        applied = {row[0] for row in await self._rows(sql.APPLIED_SQL)} if state[1] else None
+        return privileges.audit_step(state, applied, sql.known_versions())
+
+    async def ready_to_write(self) -> None:
+        """The twin of `PostgresStore.ready_to_write`."""
+        await self._rows(sql.PROBE_SQL)
+        step = await self._audit_step()
+        if step == "migrate":
+            await self.migrate()
+        elif step is not None:
+            raise StoreNotReady(step)
+        needs = privileges.check_query(privileges.WRITE_NEEDS)
+        problem = privileges.problem(await self._rows(*needs))
+        if problem is not None:
+            raise StoreNotReady(problem)
+
     async def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
-        await self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
-        await self.migrate()
         await self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(scrubbed(arguments))))
 
     async def write_repair(

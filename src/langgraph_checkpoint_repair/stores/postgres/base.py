@@ -329,6 +329,11 @@ def migrations() -> Iterator[tuple[int, str, str]]:
         yield version, path.name, path.read_text()
 
 
+def known_versions() -> set[int]:
+    """The version of every migration this release ships."""
+    return {version for version, _, _ in migrations()}
+
+
 def _migrations_folder() -> Path:
     packaged = resources.files("langgraph_checkpoint_repair") / "_migrations" / "postgres"
     if packaged.is_dir():

@@ -13,11 +13,12 @@ from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
 from ...redact import scrubbed
-from ..base import Head, RepairEntry, Selection
+from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import GenericStore
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
+from . import privileges
 
 
 class PostgresStore(GenericStore):
@@ -72,7 +73,10 @@ class PostgresStore(GenericStore):
         return rows[0][0] if rows else None
 
     def migrate(self) -> list[str]:
-        """Apply the numbered migrations not applied yet; return their file names."""
+        """Apply the numbered migrations not applied yet; return their file names.
+        A store already current is only read: no DDL, no CREATE privilege needed."""
+        if self._audit_step() is None:
+            return []
         applied: list[str] = []
         with self._connection() as conn, conn.transaction():
             conn.execute(sql.LOCK_SQL)
@@ -86,9 +90,26 @@ class PostgresStore(GenericStore):
                     applied.append(name)
         return applied
 
-    def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
+    def _audit_step(self) -> str | None:
+        """`privileges.audit_step` for this store, read from the catalog without DDL."""
+        state = self._rows(privileges.AUDIT_STATE_SQL)[0]
+        applied = {row[0] for row in self._rows(sql.APPLIED_SQL)} if state[1] else None
+        return privileges.audit_step(state, applied, sql.known_versions())
+
+    def ready_to_write(self) -> None:
+        """The audit tables current (applied here only when the role may create them) and
+        every privilege a writing run needs held; `StoreNotReady` before any write."""
         self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
-        self.migrate()
+        step = self._audit_step()
+        if step == "migrate":
+            self.migrate()
+        elif step is not None:
+            raise StoreNotReady(step)
+        problem = privileges.problem(self._rows(*privileges.check_query(privileges.WRITE_NEEDS)))
+        if problem is not None:
+            raise StoreNotReady(problem)
+
+    def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
         self._write(sql.BEGIN_RUN_SQL, (run_id, command, json.dumps(scrubbed(arguments))))
 
     def write_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome:

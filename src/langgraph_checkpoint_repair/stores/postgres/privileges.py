@@ -1,0 +1,96 @@
+"""What a PostgreSQL role needs for each command, checked before anything is written.
+
+Only `migrate` runs DDL (and needs CREATE on the schema, once, as the tables'
+owner). A look (scan, show, a dry run) reads LangGraph's three tables. A run
+that writes (repair, undo) also appends checkpoints (`PostgresSaver.put`:
+an upsert into `checkpoints`, an insert into `checkpoint_blobs`) and records
+itself in the audit tables. The advisory locks a run takes need no privilege.
+The check reads the catalog only (`to_regclass`, `has_table_privilege`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+Needs = Mapping[str, tuple[str, ...]]
+
+AUDIT_TABLES = ("langgraph_repair_migrations", "langgraph_repair_runs", "langgraph_repair_threads")
+LOOK_NEEDS: Needs = {
+    "checkpoints": ("SELECT",),
+    "checkpoint_blobs": ("SELECT",),
+    "checkpoint_writes": ("SELECT",),
+}
+WRITE_NEEDS: Needs = {
+    "checkpoints": ("SELECT", "INSERT", "UPDATE"),
+    "checkpoint_blobs": ("SELECT", "INSERT"),
+    "checkpoint_writes": ("SELECT",),
+    "langgraph_repair_migrations": ("SELECT",),
+    "langgraph_repair_runs": ("SELECT", "INSERT", "UPDATE"),
+    "langgraph_repair_threads": ("SELECT", "INSERT"),
+}
+MIGRATE = "run `langgraph-repair migrate` on this target once, as the owner of the tables"
+
+CHECK_SQL = """
+SELECT quote_ident(current_user), t.name, t.privilege, to_regclass(t.name) IS NOT NULL,
+    COALESCE(has_table_privilege(to_regclass(t.name), t.privilege), false)
+FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS t (name, privilege, n)
+ORDER BY t.n"""
+AUDIT_STATE_SQL = """
+SELECT to_regclass('langgraph_repair_migrations') IS NOT NULL,
+    COALESCE(has_table_privilege(to_regclass('langgraph_repair_migrations'), 'SELECT'), false),
+    COALESCE(has_schema_privilege(current_schema(), 'CREATE'), false)"""
+
+
+def check_query(needs: Needs) -> tuple[str, tuple[list[str], list[str]]]:
+    """One catalog query: per needed (table, privilege), whether the table exists and
+    the current role holds the privilege."""
+    pairs = [(table, privilege) for table, privileges in needs.items() for privilege in privileges]
+    return CHECK_SQL, ([table for table, _ in pairs], [privilege for _, privilege in pairs])
+
+
+def problem(rows: Sequence[Sequence[Any]]) -> str | None:
+    """A one-line account of what stops the command, or None when nothing does: a
+    missing audit table asks for `migrate`; a missing privilege is named, with its GRANT."""
+    absent = [str(row[1]) for row in rows if not row[3]]
+    if any(table in AUDIT_TABLES for table in absent):
+        return f"the audit tables are missing: {MIGRATE} (it needs CREATE on the schema)"
+    if absent:
+        return f"the database has no table {absent[0]}"
+    missing = [(str(row[1]), str(row[2])) for row in rows if not row[4]]
+    if not missing:
+        return None
+    role = str(rows[0][0])
+    named = ", ".join(f"{privilege} on {table}" for table, privilege in missing)
+    return f"role {role} lacks {named}; as the tables' owner: {grants(role, missing)}"
+
+
+def grants(role: str, missing: Iterable[tuple[str, str]]) -> str:
+    """The GRANT statements giving `role` the `missing` (table, privilege) pairs."""
+    by_table: dict[str, list[str]] = {}
+    for table, privilege in missing:
+        by_table.setdefault(table, []).append(privilege)
+    return " ".join(
+        f"GRANT {', '.join(privileges)} ON {table} TO {role};"
+        for table, privileges in by_table.items()
+    )
+
+
+def audit_step(
+    state: Sequence[Any], applied: Iterable[int] | None, known: Iterable[int]
+) -> str | None:
+    """What the audit tables need before a run writes, from `AUDIT_STATE_SQL`'s row and
+    the versions applied (None when unreadable): None (nothing, or a missing SELECT that
+    the privilege check names), "migrate" (the role may create them), or a one-line
+    request to run `migrate` as the owner."""
+    exists, readable, may_create = (bool(value) for value in state)
+    if exists and not readable:
+        return None
+    pending = sorted(set(known) - set(applied or ()))
+    if exists and not pending:
+        return None
+    if may_create:
+        return "migrate"
+    if not exists:
+        return f"the audit tables are missing: {MIGRATE} (it needs CREATE on the schema)"
+    return f"the audit tables are out of date (migration {pending[0]} not applied): {MIGRATE}"
