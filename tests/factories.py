@@ -112,6 +112,11 @@ def raises() -> SqliteSaver:
     raise ConnectionError("the secrets vault did not answer")
 
 
+async def exits_when_awaited() -> SqliteSaver:
+    """An async factory whose code ends the process the way a CLI helper would."""
+    raise SystemExit("no saver configured")
+
+
 class NoFullListingSaver(InMemorySaver):
     """Like object-storage savers: listing needs a thread id."""
 

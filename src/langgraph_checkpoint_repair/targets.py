@@ -223,7 +223,7 @@ def _load_attr(spec: str) -> Any:
     module_name, _, attr = spec.partition(":")
     try:
         module = importlib.import_module(module_name)
-    except Exception as error:  # the module's own code failed: SyntaxError, anything
+    except (Exception, SystemExit) as error:  # the module's own code failed, or exited
         raise TargetError(f"cannot import {module_name!r}: {_one_line(error)}") from None
     try:
         return getattr(module, attr)
@@ -243,7 +243,7 @@ def _made(spec: str, found: Any) -> Any:
         return found
     try:
         return found()
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # a factory that exits is no saver either
         raise TargetError(f"calling {spec}() failed: {_one_line(error)}") from None
 
 
@@ -273,7 +273,7 @@ async def _afactory_saver(spec: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     if inspect.isawaitable(made):
         try:
             made = await made
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             raise TargetError(f"awaiting {spec}() failed: {_one_line(error)}") from None
     if isinstance(made, contextlib.AbstractAsyncContextManager):
         async with made as saver:
