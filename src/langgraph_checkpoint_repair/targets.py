@@ -171,6 +171,22 @@ def _check_postgres(uri: str, create: bool) -> None:
 
 
 GENTLE_SETTINGS = ("SET lock_timeout = '2s'", "SET statement_timeout = '60s'")
+POOL_TIMEOUT = 5.0
+"""Seconds to wait for a pooled connection: past it the database is taken to be gone
+(a run stops rather than wait this long for each thread)."""
+CONNECT_TIMEOUT = 5
+"""Seconds libpq waits for a new connection to answer."""
+
+
+def _pool_kwargs() -> dict[str, Any]:
+    from psycopg.rows import dict_row
+
+    return {
+        "autocommit": True,
+        "prepare_threshold": 0,
+        "row_factory": dict_row,
+        "connect_timeout": CONNECT_TIMEOUT,
+    }
 
 
 def _gentle(conn: Any) -> None:
@@ -184,13 +200,20 @@ def _postgres_saver(
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg.rows import dict_row
         from psycopg_pool import ConnectionPool
 
     _check_postgres(uri, setup)
-    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     size, configure = max(pool_size, 1), _gentle if gentle else None
-    with ConnectionPool(uri, min_size=1, max_size=size, kwargs=kwargs, configure=configure) as pool:
+    pool = ConnectionPool(
+        uri,
+        min_size=1,
+        max_size=size,
+        kwargs=_pool_kwargs(),
+        configure=configure,
+        timeout=POOL_TIMEOUT,
+        open=False,
+    )
+    with pool:
         saver = PostgresSaver(pool)
         if setup:
             saver.setup()
@@ -203,13 +226,16 @@ async def _apostgres_saver(
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-        from psycopg.rows import dict_row
         from psycopg_pool import AsyncConnectionPool
 
     _check_postgres(uri, setup)
-    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     pool = AsyncConnectionPool(
-        uri, min_size=1, max_size=max(pool_size, 1), kwargs=kwargs, open=False
+        uri,
+        min_size=1,
+        max_size=max(pool_size, 1),
+        kwargs=_pool_kwargs(),
+        timeout=POOL_TIMEOUT,
+        open=False,
     )
     async with pool:
         saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]

@@ -3,12 +3,13 @@
 from .counting import acount_heads, count_heads
 from .options import RunOptions
 from .preview import ThreadNotFound, ThreadPreview, apreview_thread, preview_thread
-from .report import RunReport, ThreadReport, UndoReport, UnknownRun
+from .report import RunReport, StoreLost, ThreadReport, UndoReport, UnknownRun
 from .runner import arepair_threads, aundo_run, migrate, repair_threads, undo_run
 
 __all__ = [
     "RunOptions",
     "RunReport",
+    "StoreLost",
     "ThreadNotFound",
     "ThreadPreview",
     "ThreadReport",
