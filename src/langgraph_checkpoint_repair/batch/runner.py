@@ -133,12 +133,12 @@ class _Run:
             written = new.checkpoint_id if outcome == "superseded" else None
             self.report.record(assessment, outcome, written)
             logger.info(
-                "%s thread=%s ns=%r", outcome, assessment.thread_id, assessment.checkpoint_ns
+                "%s thread=%r ns=%r", outcome, assessment.thread_id, assessment.checkpoint_ns
             )
             return
         self.report.record(assessment, "repaired", new.checkpoint_id)
         logger.info(
-            "repaired thread=%s ns=%r checkpoint=%s -> %s actions=%s",
+            "repaired thread=%r ns=%r checkpoint=%r -> %r actions=%s",
             assessment.thread_id,
             assessment.checkpoint_ns,
             assessment.checkpoint_id,

@@ -95,7 +95,11 @@ def print_preview(preview: ThreadPreview, console: Console) -> None:
     title = f"thread {preview.thread_id}"
     if preview.checkpoint_ns:
         title += f"  namespace {preview.checkpoint_ns}"
-    table = Table(title=one_line(title, 200), caption=f"head {preview.checkpoint_id}", expand=True)
+    table = Table(  # stored ids are text, never markup
+        title=Text(one_line(title, 200)),
+        caption=Text(one_line(f"head {preview.checkpoint_id}", 200)),
+        expand=True,
+    )
     table.add_column("", width=1, no_wrap=True)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("before", overflow="fold", ratio=1)
