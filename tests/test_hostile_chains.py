@@ -17,7 +17,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
-from langgraph_checkpoint_repair import PatchingCheckpointer
+from langgraph_checkpoint_repair import PatchingCheckpointer, chains
 from langgraph_checkpoint_repair.batch import RunReport, arepair_threads, repair_threads
 from langgraph_checkpoint_repair.chains import BrokenChain
 from langgraph_checkpoint_repair.features import HAS_DELTA_CHANNELS
@@ -166,3 +166,15 @@ async def test_scan_on_postgres_reports_the_cyclic_thread(pg_uri: str) -> None:
     summary = last_json(done.stdout)
     assert [e["thread_id"] for e in summary["errors"]] == ["cyclic"]
     assert summary["threads_needing_repair"] == 1
+
+
+@pytest.mark.parametrize("saver_class", [InMemorySaver, DefaultWalkSaver])
+async def test_a_chain_longer_than_the_limit_is_refused(
+    saver_class: type[InMemorySaver], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store(saver_class(), is_async=False)
+    await seed_threads(store)
+    monkeypatch.setattr(chains, "MAX_CHAIN", 2)  # `cyclic` has four ancestors, no seed
+    report = await repaired(store)
+    assert [e["thread_id"] for e in report.errors] == ["cyclic"], report.errors
+    assert "parent chain longer than 2 checkpoints" in report.errors[0]["error"]
