@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -38,7 +39,7 @@ from langgraph_checkpoint_repair.stores.plain import decode_plain, plain_history
 
 SIZES = (15_000, 30_000)
 SHOW_SIZES = (1_500, 3_000)
-THREAD = {"configurable": {"thread_id": "wide", "checkpoint_ns": ""}}
+THREAD: RunnableConfig = {"configurable": {"thread_id": "wide", "checkpoint_ns": ""}}
 
 
 def wide(calls: int) -> list[BaseMessage]:
