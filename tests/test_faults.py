@@ -20,8 +20,10 @@ from tests.cli_runs import (
     start_cli,
     wait_for_first_repair,
 )
-from tests.seeding import brick
+from tests.histories import ai, human
+from tests.seeding import config
 from tests.stores import Store
+from tests.test_checkpointer_state import chat_graph
 
 THREADS = [f"bricked-{n}" for n in range(6)]
 SLOW = ("--min-idle", "0", "--concurrency", "1", "--max-writes-per-second", "0.5")
@@ -58,10 +60,13 @@ def reopen(server: str, name: str) -> None:
 
 
 async def seed_bricked(uri: str) -> None:
+    """Threads whose history has a call never answered, then new input."""
     with PostgresSaver.from_conn_string(uri) as saver:
         saver.setup()
+        store, chat = Store(saver, is_async=False), chat_graph(saver)
         for thread_id in THREADS:
-            await brick(Store(saver, is_async=False), thread_id)
+            history = [human("q"), ai("a1", "c1"), human("again")]
+            await store.update_state(chat, config(thread_id), {"messages": history}, "chat")
 
 
 def error_lines(stderr: str) -> list[str]:

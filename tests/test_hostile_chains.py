@@ -139,8 +139,9 @@ async def test_the_wrapper_fails_open_on_a_cyclic_chain(store: Store, tmp_path: 
 class DefaultWalkSaver(InMemorySaver):
     """A saver that keeps the base class's own history walk, as most third-party ones do."""
 
-    get_delta_channel_history = BaseCheckpointSaver.get_delta_channel_history
-    aget_delta_channel_history = BaseCheckpointSaver.aget_delta_channel_history
+    if HAS_DELTA_CHANNELS:
+        get_delta_channel_history = BaseCheckpointSaver.get_delta_channel_history
+        aget_delta_channel_history = BaseCheckpointSaver.aget_delta_channel_history
 
 
 @pytest.mark.parametrize("is_async", [False, True])
