@@ -304,6 +304,8 @@ def undo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
                 store.write(new)
                 report.threads_restored += 1
         except Exception as error:
+            if store_lost(error):  # every later thread would fail too, each after a wait
+                raise
             report.errors.append(_failure(entry, error))
     store.finish_run(report.run_id, report.to_json())
     return report
@@ -327,6 +329,8 @@ async def aundo_run(saver: BaseCheckpointSaver[Any], run_id: str) -> UndoReport:
                 await store.write(new)
                 report.threads_restored += 1
         except Exception as error:
+            if store_lost(error):  # every later thread would fail too, each after a wait
+                raise
             report.errors.append(_failure(entry, error))
     await store.finish_run(report.run_id, report.to_json())
     return report
