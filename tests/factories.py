@@ -132,3 +132,15 @@ def no_full_listing() -> NoFullListingSaver:
 
 def nothing_implemented() -> BaseCheckpointSaver[Any]:
     return BaseCheckpointSaver()
+
+
+POSTGRES_ENV = "REPAIR_TEST_POSTGRES"
+
+
+@contextlib.asynccontextmanager
+async def async_postgres_saver() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """An AsyncPostgresSaver on one connection to `REPAIR_TEST_POSTGRES`, as apps open one."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    async with AsyncPostgresSaver.from_conn_string(os.environ[POSTGRES_ENV]) as saver:
+        yield saver

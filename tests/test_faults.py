@@ -20,6 +20,7 @@ from tests.cli_runs import (
     start_cli,
     wait_for_first_repair,
 )
+from tests.factories import POSTGRES_ENV
 from tests.histories import ai, human
 from tests.seeding import config
 from tests.stores import Store
@@ -101,6 +102,26 @@ async def test_a_run_that_loses_its_database_after_writing_stops_with_exit_1(
         finish = run_cli("repair", uri, "--min-idle", "0", "--json")
         assert finish.returncode == 0, finish.stderr
         assert repairs_per_thread_postgres(uri) == dict.fromkeys(THREADS, 1)
+
+
+async def test_an_async_run_that_loses_its_database_stops_with_exit_1(
+    postgres_server: str,
+) -> None:
+    with own_database(postgres_server) as (uri, name):
+        await seed_bricked(uri)
+        factory = "tests.factories:async_postgres_saver"
+        process = start_cli("repair", factory, *SLOW, "--json", **{POSTGRES_ENV: uri})
+        try:
+            wait_for_first_repair(lambda: repairs_per_thread_postgres(uri))
+            cut_off(postgres_server, name)
+            stdout, stderr = process.communicate(timeout=30)
+        finally:
+            process.kill()
+        assert process.returncode == 1, stderr
+        errors = error_lines(stderr)
+        assert len(errors) == 1 and errors[0].startswith(LOST), stderr
+        assert "Traceback" not in stderr
+        assert last_json(stdout)["checkpoints_written"] >= 1
 
 
 def wait_for_lock_wait(server: str, name: str) -> None:
