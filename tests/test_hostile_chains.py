@@ -167,6 +167,10 @@ async def test_scan_on_postgres_reports_the_cyclic_thread(pg_uri: str) -> None:
     summary = last_json(done.stdout)
     assert [e["thread_id"] for e in summary["errors"]] == ["cyclic"]
     assert summary["threads_needing_repair"] == 1
+    shown = run_cli("show", pg_uri, "--thread", "cyclic")
+    assert shown.returncode == 2, shown.stderr
+    assert shown.stderr.startswith("langgraph-repair: error: cyclic parent chain")
+    assert len(shown.stderr.splitlines()) == 1
 
 
 @pytest.mark.parametrize("saver_class", [InMemorySaver, DefaultWalkSaver])
