@@ -112,6 +112,11 @@ def raises() -> SqliteSaver:
     raise ConnectionError("the secrets vault did not answer")
 
 
+async def exits_when_awaited() -> SqliteSaver:
+    """An async factory whose code ends the process the way a CLI helper would."""
+    raise SystemExit("no saver configured")
+
+
 class NoFullListingSaver(InMemorySaver):
     """Like object-storage savers: listing needs a thread id."""
 
@@ -127,3 +132,15 @@ def no_full_listing() -> NoFullListingSaver:
 
 def nothing_implemented() -> BaseCheckpointSaver[Any]:
     return BaseCheckpointSaver()
+
+
+POSTGRES_ENV = "REPAIR_TEST_POSTGRES"
+
+
+@contextlib.asynccontextmanager
+async def async_postgres_saver() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """An AsyncPostgresSaver on one connection to `REPAIR_TEST_POSTGRES`, as apps open one."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    async with AsyncPostgresSaver.from_conn_string(os.environ[POSTGRES_ENV]) as saver:
+        yield saver

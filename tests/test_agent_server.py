@@ -84,7 +84,7 @@ def test_bricked_thread_runs_again_after_a_restart_with_our_line(
         assert messages[-1]["content"] == "Hello again."
         assert_valid(convert_to_messages(messages))
         assert len(synthetic(messages)) == 1
-        assert f"thread={thread_id}" in server.log and "placeholder:call-" in server.log
+        assert f"thread={thread_id!r}" in server.log and "placeholder:call-" in server.log
     assert tool_runs(workdir) == []
 
 

@@ -47,6 +47,13 @@ MISTAKES = {
     "module has a syntax error": Mistake(
         ("scan", "broken_settings:saver"), "SyntaxError", situation="syntax_error"
     ),
+    "factory raises SystemExit": Mistake(("scan", "sys:exit"), "calling sys:exit() failed"),
+    "async factory raises SystemExit": Mistake(
+        ("repair", "tests.factories:exits_when_awaited"), "SystemExit: no saver configured"
+    ),
+    "module exits on import": Mistake(
+        ("scan", "exits_on_import:saver"), "SystemExit: 3", situation="exits_on_import"
+    ),
     "factory raises": Mistake(("repair", "tests.factories:raises"), "secrets vault"),
     "factory needs arguments": Mistake(
         ("repair", "tests.factories:needs_arguments"), "calling tests.factories:needs_arguments()"
@@ -130,6 +137,8 @@ def situation(name: str, uri: str, tmp: Path) -> Iterator[str]:
     else:
         if name == "syntax_error":
             (tmp / "broken_settings.py").write_text("def saver(:\n    pass\n")
+        if name == "exits_on_import":
+            (tmp / "exits_on_import.py").write_text("import sys\n\nsys.exit(3)\n")
         yield uri
 
 

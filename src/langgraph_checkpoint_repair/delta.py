@@ -28,6 +28,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, Checkpoin
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from . import features
+from .chains import adelta_history, delta_history
 from .features import HAS_DELTA_CHANNELS
 
 if TYPE_CHECKING:
@@ -194,11 +195,12 @@ def with_rebuilt(
 def load_rebuilt(
     saver: BaseCheckpointSaver[Any], tup: CheckpointTuple, names: Collection[str] | None
 ) -> tuple[CheckpointTuple, list[str]]:
-    """`with_rebuilt` over the inner saver's own stored history (sync)."""
+    """`with_rebuilt` over the inner saver's own stored history (sync); a parent chain
+    that would not end raises `chains.BrokenChain` instead of walking forever."""
     wanted = channels_to_rebuild(tup, names)
     if not wanted:
         return tup, []
-    histories = saver.get_delta_channel_history(config=tup.config, channels=wanted)
+    histories = delta_history(saver, tup.config, wanted)
     return with_rebuilt(tup, histories)
 
 
@@ -209,7 +211,7 @@ async def aload_rebuilt(
     wanted = channels_to_rebuild(tup, names)
     if not wanted:
         return tup, []
-    histories = await saver.aget_delta_channel_history(config=tup.config, channels=wanted)
+    histories = await adelta_history(saver, tup.config, wanted)
     return with_rebuilt(tup, histories)
 
 

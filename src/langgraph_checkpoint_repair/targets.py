@@ -237,6 +237,22 @@ def _check_postgres(uri: str, create: bool) -> None:
 
 GENTLE_SETTINGS = ("SET lock_timeout = '2s'", "SET statement_timeout = '60s'")
 READ_ONLY_SETTING = "SET default_transaction_read_only = on"
+POOL_TIMEOUT = 5.0
+"""Seconds to wait for a pooled connection: past it the database is taken to be gone
+(a run stops rather than wait this long for each thread)."""
+CONNECT_TIMEOUT = 5
+"""Seconds libpq waits for a new connection to answer."""
+
+
+def _pool_kwargs() -> dict[str, Any]:
+    from psycopg.rows import dict_row
+
+    return {
+        "autocommit": True,
+        "prepare_threshold": 0,
+        "row_factory": dict_row,
+        "connect_timeout": CONNECT_TIMEOUT,
+    }
 
 
 def _session_settings(gentle: bool, read_only: bool) -> tuple[str, ...]:
@@ -255,18 +271,24 @@ def _postgres_saver(
 ) -> Iterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg.rows import dict_row
         from psycopg_pool import ConnectionPool
 
     _check_postgres(uri, setup)
-    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 
     def configure(conn: Any) -> None:
         for statement in settings:
             conn.execute(statement)
 
-    size = max(pool_size, 1)
-    with ConnectionPool(uri, min_size=1, max_size=size, kwargs=kwargs, configure=configure) as pool:
+    pool = ConnectionPool(
+        uri,
+        min_size=1,
+        max_size=max(pool_size, 1),
+        kwargs=_pool_kwargs(),
+        configure=configure,
+        timeout=POOL_TIMEOUT,
+        open=False,
+    )
+    with pool:
         saver = PostgresSaver(pool, serde=serde)
         if setup:
             saver.setup()
@@ -283,7 +305,6 @@ async def _apostgres_saver(
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     with _needs_extra("postgres"):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-        from psycopg.rows import dict_row
         from psycopg_pool import AsyncConnectionPool
 
     _check_postgres(uri, setup)
@@ -292,10 +313,14 @@ async def _apostgres_saver(
         for statement in settings:
             await conn.execute(statement)
 
-    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
-    size = max(pool_size, 1)
     pool = AsyncConnectionPool(
-        uri, min_size=1, max_size=size, kwargs=kwargs, configure=configure, open=False
+        uri,
+        min_size=1,
+        max_size=max(pool_size, 1),
+        kwargs=_pool_kwargs(),
+        configure=configure,
+        timeout=POOL_TIMEOUT,
+        open=False,
     )
     async with pool:
         saver = AsyncPostgresSaver(pool, serde=serde)
@@ -309,7 +334,7 @@ def _load_attr(spec: str) -> Any:
     module_name, _, attr = spec.partition(":")
     try:
         module = importlib.import_module(module_name)
-    except Exception as error:  # the module's own code failed: SyntaxError, anything
+    except (Exception, SystemExit) as error:  # the module's own code failed, or exited
         raise TargetError(f"cannot import {module_name!r}: {_one_line(error)}") from None
     try:
         return getattr(module, attr)
@@ -329,7 +354,7 @@ def _made(spec: str, found: Any) -> Any:
         return found
     try:
         return found()
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # a factory that exits is no saver either
         raise TargetError(f"calling {spec}() failed: {_one_line(error)}") from None
 
 
@@ -359,7 +384,7 @@ async def _afactory_saver(spec: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     if inspect.isawaitable(made):
         try:
             made = await made
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             raise TargetError(f"awaiting {spec}() failed: {_one_line(error)}") from None
     if isinstance(made, contextlib.AbstractAsyncContextManager):
         async with made as saver:

@@ -3,13 +3,14 @@
 from .counting import acount_heads, count_heads
 from .options import RunOptions
 from .preview import ThreadNotFound, ThreadPreview, apreview_thread, preview_thread
-from .report import RunReport, ThreadReport, UndoReport, UnknownRun
+from .report import RunReport, StoreLost, ThreadReport, UndoReport, UnknownRun
 from .runner import arepair_threads, migrate, repair_threads
 from .undo import aundo_run, undo_run
 
 __all__ = [
     "RunOptions",
     "RunReport",
+    "StoreLost",
     "ThreadNotFound",
     "ThreadPreview",
     "ThreadReport",

@@ -44,6 +44,15 @@ class UnknownRun(ValueError):
     """`undo` was given a run id with no recorded repair; nothing is written."""
 
 
+class StoreLost(Exception):
+    """The store went away mid-run (its connections ended, new ones refused): the run
+    stopped there. The message is one line; `report` is what the run did until then."""
+
+    def __init__(self, reason: str, report: RunReport) -> None:
+        super().__init__(reason)
+        self.report = report
+
+
 def first_line(error: BaseException) -> str:
     """An error as one line for a report: its message's first line, or its repr, with
     any password masked (a driver's error may echo the connection string)."""

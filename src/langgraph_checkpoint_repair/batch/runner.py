@@ -13,6 +13,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..delta import aload_rebuilt, load_rebuilt
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
+from ..stores.faults import store_lost
 from ..stores.plan import (
     Assessment,
     NewCheckpoint,
@@ -24,7 +25,7 @@ from ..stores.plan import (
 from ..stores.races import WriteOutcome, head_moved
 from ..strict import refusals
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
-from .report import RunReport
+from .report import RunReport, StoreLost, first_line
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
@@ -51,6 +52,8 @@ def repair_threads(
     `concurrency`, `limit`, `policy`, `channels`, `max_writes_per_second`). Setting
     `stop` (from a signal handler, say) ends the run early: writes under way finish,
     no new one starts, and the report so far is returned with `stopped` set.
+    A store that goes away mid-run (connections ended, new ones refused) raises
+    `StoreLost` at once, carrying the report so far; it also sets `stop`.
     """
     options = options or RunOptions(**settings)
     run = _SyncRun(store_for(stored_saver(saver)), options, command, on_progress, stop)
@@ -91,6 +94,26 @@ class _Run:
         self.quota = Quota(options.limit)
         self.stop = stop or threading.Event()
         self.pacer = Pacer(options.max_writes_per_second, self.stop)
+        self.lost: BaseException | None = None
+        """The failure that showed the store is gone; no thread is started after it."""
+
+    def failed(self, head: Head, error: Exception) -> None:
+        """One thread failed; a store that is gone ends the whole run instead."""
+        if not store_lost(error):
+            self.report.failed(head.thread_id, head.checkpoint_ns, error)
+            return
+        if self.lost is None:
+            self.lost = error
+        self.stop.set()  # workers waiting for their turn give up; none starts
+
+    def raise_if_lost(self) -> None:
+        if self.lost is not None:
+            raise self.lost
+
+    def lost_store(self, error: Exception) -> StoreLost:
+        """The run's end when its store went away: the reason, one line, and the report."""
+        self.report.stopped = True
+        return StoreLost(first_line(error), self.report)
 
     def page_done(self) -> bool:
         """Report progress; True when the run must end here (it was stopped)."""
@@ -117,12 +140,12 @@ class _Run:
             written = new.checkpoint_id if outcome == "superseded" else None
             self.report.record(assessment, outcome, written)
             logger.info(
-                "%s thread=%s ns=%r", outcome, assessment.thread_id, assessment.checkpoint_ns
+                "%s thread=%r ns=%r", outcome, assessment.thread_id, assessment.checkpoint_ns
             )
             return
         self.report.record(assessment, "repaired", new.checkpoint_id)
         logger.info(
-            "repaired thread=%s ns=%r checkpoint=%s -> %s actions=%s",
+            "repaired thread=%r ns=%r checkpoint=%r -> %r actions=%s",
             assessment.thread_id,
             assessment.checkpoint_ns,
             assessment.checkpoint_id,
@@ -180,12 +203,21 @@ class _SyncRun(_Run):
     store: ThreadStore
 
     def run(self) -> RunReport:
+        try:
+            return self.run_pages()
+        except Exception as error:
+            if store_lost(error):
+                raise self.lost_store(error) from error
+            raise
+
+    def run_pages(self) -> RunReport:
         if not self.options.dry_run:
             self.store.ready_to_write()
             self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
         with ThreadPoolExecutor(self.options.concurrency) as pool:
             for page in self.store.pages(self.options.selection):
                 list(pool.map(self.process, self.take_page(page)))
+                self.raise_if_lost()
                 if self.page_done():
                     break
         self.report.refused(getattr(self.store.saver.serde, "refused", ()))
@@ -211,7 +243,7 @@ class _SyncRun(_Run):
             if new is not None:
                 self.write(assessment, new)
         except Exception as error:
-            self.report.failed(head.thread_id, head.checkpoint_ns, error)
+            self.failed(head, error)
 
     def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
         current = self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)
@@ -228,12 +260,21 @@ class _AsyncRun(_Run):
     store: AsyncThreadStore
 
     async def run(self) -> RunReport:
+        try:
+            return await self.run_pages()
+        except Exception as error:
+            if store_lost(error):
+                raise self.lost_store(error) from error
+            raise
+
+    async def run_pages(self) -> RunReport:
         if not self.options.dry_run:
             await self.store.ready_to_write()
             await self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
         gate = asyncio.Semaphore(self.options.concurrency)
         async for page in self.store.pages(self.options.selection):
             await asyncio.gather(*(self.process(head, gate) for head in self.take_page(page)))
+            self.raise_if_lost()
             if self.page_done():
                 break
         self.report.refused(getattr(self.store.saver.serde, "refused", ()))
@@ -260,7 +301,7 @@ class _AsyncRun(_Run):
                 if new is not None:
                     await self.write(assessment, new)
             except Exception as error:
-                self.report.failed(head.thread_id, head.checkpoint_ns, error)
+                self.failed(head, error)
 
     async def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
         current = await self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)

@@ -16,6 +16,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from ..delta import aload_rebuilt, is_snapshot, load_rebuilt, snapshot_value
 from ..stores import Head, RepairEntry, astore_for, store_for
 from ..stores.base import entry_from_metadata
+from ..stores.faults import store_lost
 from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
 from ..stores.races import WriteOutcome, head_moved
 from ..strict import refusals
@@ -57,6 +58,8 @@ def undo_run(
             if new is not None and undo.pacer.wait():
                 undo.wrote(entry, store.write_undo(undo.report.run_id, _planned(entry), new))
         except Exception as error:
+            if store_lost(error):  # every later thread would fail too, each after a wait
+                raise
             undo.report.errors.append(_failure(entry, error))
     store.finish_run(undo.report.run_id, undo.report.to_json())
     return undo.report
@@ -91,6 +94,8 @@ async def aundo_run(
                 outcome = await store.write_undo(undo.report.run_id, _planned(entry), new)
                 undo.wrote(entry, outcome)
         except Exception as error:
+            if store_lost(error):  # every later thread would fail too, each after a wait
+                raise
             undo.report.errors.append(_failure(entry, error))
     await store.finish_run(undo.report.run_id, undo.report.to_json())
     return undo.report

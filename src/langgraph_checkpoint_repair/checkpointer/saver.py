@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ..chains import adelta_history, delta_history
 from ..delta import aload_rebuilt, load_rebuilt
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
@@ -185,14 +186,15 @@ def _with_allowlist(
 def _get_delta_channel_history(
     self: PatchingCheckpointer, *, config: RunnableConfig, channels: Sequence[str]
 ) -> Any:
-    """Stored history, from the inner saver: never rebuilt through the repaired view."""
-    return self.saver.get_delta_channel_history(config=config, channels=channels)
+    """Stored history, from the inner saver: never rebuilt through the repaired view.
+    A parent chain that would not end raises `BrokenChain` instead of hanging."""
+    return delta_history(self.saver, config, channels)
 
 
 async def _aget_delta_channel_history(
     self: PatchingCheckpointer, *, config: RunnableConfig, channels: Sequence[str]
 ) -> Any:
-    return await self.saver.aget_delta_channel_history(config=config, channels=channels)
+    return await adelta_history(self.saver, config, channels)
 
 
 def _enter(self: PatchingCheckpointer) -> PatchingCheckpointer:

@@ -159,4 +159,4 @@ def _key(tup: CheckpointTuple) -> tuple[str, str, str]:
 
 def _where(tup: CheckpointTuple) -> str:
     thread_id, ns, checkpoint_id = _key(tup)
-    return f"thread={thread_id} ns={ns!r} checkpoint={checkpoint_id}"
+    return f"thread={thread_id!r} ns={ns!r} checkpoint={checkpoint_id!r}"  # ids may hold newlines

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from ..batch import StoreLost
 from ..redact import RedactingFilter, scrub
 from ..stores import StoreNotReady
 from ..strict import quiet_langgraph_notices
@@ -42,6 +43,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             return _open_and_run(job)
     except (UsageError, TargetError, StoreNotReady) as error:
         return _error(str(error))
+    except StoreLost as error:
+        return _lost(error, job)
     except ValueError as error:  # a bad value, unless the run had already written
         return _store_failure(error, job) if job and job.written else _error(str(error))
     except KeyboardInterrupt:
@@ -85,6 +88,18 @@ def _store_failure(error: Exception, job: Job | None) -> int:
         )
         return EXIT_THREAD_FAILED
     return _error(f"{hint}: {text}")
+
+
+def _lost(error: StoreLost, job: Job | None) -> int:
+    """The store went away mid-run: the summary so far, one line; exit 1 after writes."""
+    done = 0
+    if job is not None:
+        job.report = error.report
+        done = job.written
+        job.print_report(error.report)
+    after = f" (after {done} repairs; run the command again to finish)" if done else ""
+    print(f"langgraph-repair: error: lost the database: {error}{after}", file=sys.stderr)
+    return EXIT_THREAD_FAILED if done else EXIT_USAGE
 
 
 def _log_level(verbose: int) -> int:

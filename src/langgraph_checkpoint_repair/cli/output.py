@@ -50,8 +50,8 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
         rows.append(("stopped", "yes: run again to finish"))
     print_table(rows, out)
     for error in report.errors:
-        out.write(f"error: thread {error['thread_id']} {error['checkpoint_ns']!r}: ")
-        out.write(f"{error['error']}\n")
+        out.write(f"error: thread {error['thread_id']!r} {error['checkpoint_ns']!r}: ")
+        out.write(f"{one_line(error['error'])}\n")
 
 
 def print_undo(report: UndoReport, out: TextIO) -> None:
@@ -65,7 +65,7 @@ def print_undo(report: UndoReport, out: TextIO) -> None:
         rows.append(("stopped", "yes: run the command again to finish"))
     print_table(rows, out)
     for skipped in report.skipped:
-        out.write(f"skipped: thread {skipped['thread_id']} ({skipped['reason']})\n")
+        out.write(f"skipped: thread {skipped['thread_id']!r} ({skipped['reason']})\n")
 
 
 def print_json(payload: dict[str, Any], out: TextIO) -> None:

@@ -23,6 +23,8 @@ from ..engine import RepairAction
 from .cells import one_line
 
 EXCERPT = 60
+CALLS_SHOWN = 10
+"""Calls named in one message's cell; the rest are counted (the action lines list them)."""
 STYLES = {"+": "green", "-": "red", "~": "yellow", " ": ""}
 
 
@@ -66,12 +68,14 @@ def describe(message: BaseMessage | None, in_flight: Sequence[str] = ()) -> str:
         return ""
     fields = message_dict(message)
     parts = [f"{message.type}:", one_line(_text_of(message.content), EXCERPT)]
+    pending = set(in_flight)
     calls = [
-        f"{c.get('name')}#{c.get('id')}" + (" (in flight)" if c.get("id") in in_flight else "")
-        for c in fields["tool_calls"]
+        f"{c.get('name')}#{c.get('id')}" + (" (in flight)" if c.get("id") in pending else "")
+        for c in fields["tool_calls"][:CALLS_SHOWN]
     ]
+    more = len(fields["tool_calls"]) - len(calls)
     if calls:
-        parts.append(f"calls {', '.join(calls)}")
+        parts.append(f"calls {', '.join(calls)}" + (f" and {more:,} more" if more else ""))
     if fields["tool_call_id"]:
         parts.append(f"answers #{fields['tool_call_id']}")
     if fields["synthetic"]:
@@ -95,7 +99,11 @@ def print_preview(preview: ThreadPreview, console: Console) -> None:
     title = f"thread {preview.thread_id}"
     if preview.checkpoint_ns:
         title += f"  namespace {preview.checkpoint_ns}"
-    table = Table(title=one_line(title, 200), caption=f"head {preview.checkpoint_id}", expand=True)
+    table = Table(  # stored ids are text, never markup
+        title=Text(one_line(title, 200)),
+        caption=Text(one_line(f"head {preview.checkpoint_id}", 200)),
+        expand=True,
+    )
     table.add_column("", width=1, no_wrap=True)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("before", overflow="fold", ratio=1)

@@ -52,23 +52,25 @@ def plain_history_is_clean(value: Any) -> bool:
     """
     if not isinstance(value, list):
         return False
-    expected: list[Any] = []
+    expected: set[Any] = set()  # a set: a message with tens of thousands of calls stays linear
     for item in value:
         if not (isinstance(item, tuple) and isinstance(item[1], dict)):
             return False
         name, fields = item
         if name in _TOOL_CLASSES:
-            if fields.get("tool_call_id") not in expected:
+            answered = fields.get("tool_call_id")
+            if answered not in expected:
                 return False
-            expected.remove(fields.get("tool_call_id"))
+            expected.discard(answered)
             continue
         if expected:
             return False
         if name in _AI_CLASSES:
             calls = fields.get("tool_calls") or []
             invalid = fields.get("invalid_tool_calls") or []
-            expected = [c.get("id") if isinstance(c, dict) else None for c in [*calls, *invalid]]
-            if not all(expected) or len(set(expected)) != len(expected):
+            ids = [c.get("id") if isinstance(c, dict) else None for c in [*calls, *invalid]]
+            expected = set(ids)
+            if not all(ids) or len(expected) != len(ids):
                 return False  # a missing id, or one used twice in the message
     return not expected
 

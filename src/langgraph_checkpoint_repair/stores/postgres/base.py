@@ -30,6 +30,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ... import features
+from ...chains import MAX_CHAIN
 from ...delta import rebuild_messages, snapshot_value
 from ...engine import repair_messages
 from ..base import Head, RepairEntry, Selection
@@ -101,6 +102,9 @@ ORDER BY h.thread_id DESC, h.checkpoint_ns DESC"""
 # A delta channel stores nothing at most heads: the ancestors' writes since the nearest
 # stored value rebuild it. This walks the parent chains of a page's delta heads at once,
 # stopping each at its seed, and returns the writes ('w') and seeds ('s') on the way.
+# Stored rows can say anything: a parent is followed only while it is older than its child
+# (every cycle breaks that order) and for at most MAX_CHAIN steps; a walk stopped by either
+# comes back as an 'x' row, and its head is loaded in full (where the guard reports it).
 _SEEDED = """(
     c.checkpoint -> 'channel_values' ? %(channel)s
     OR EXISTS (
@@ -112,24 +116,21 @@ _SEEDED = """(
 )"""
 DELTA_WALK_SQL = f"""
 WITH RECURSIVE walk (thread_id, checkpoint_ns, head_id, ancestor, depth, seeded, parent) AS (
-    SELECT c.thread_id, c.checkpoint_ns, h.head_id, c.checkpoint_id, 1, {_SEEDED},
-        c.parent_checkpoint_id
+    SELECT hc.thread_id, hc.checkpoint_ns, h.head_id, hc.checkpoint_id, 0, FALSE,
+        hc.parent_checkpoint_id
     FROM unnest(%(threads)s::text[], %(namespaces)s::text[], %(heads)s::text[])
         AS h (thread_id, checkpoint_ns, head_id)
     JOIN checkpoints hc
         ON hc.thread_id = h.thread_id AND hc.checkpoint_ns = h.checkpoint_ns
         AND hc.checkpoint_id = h.head_id
-    JOIN checkpoints c
-        ON c.thread_id = hc.thread_id AND c.checkpoint_ns = hc.checkpoint_ns
-        AND c.checkpoint_id = hc.parent_checkpoint_id
     UNION ALL
     SELECT c.thread_id, c.checkpoint_ns, w.head_id, c.checkpoint_id, w.depth + 1, {_SEEDED},
         c.parent_checkpoint_id
     FROM walk w
     JOIN checkpoints c
         ON c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns
-        AND c.checkpoint_id = w.parent
-    WHERE NOT w.seeded
+        AND c.checkpoint_id = w.parent AND c.checkpoint_id < w.ancestor
+    WHERE NOT w.seeded AND w.depth < %(limit)s
 )
 SELECT 'w', w.thread_id, w.checkpoint_ns, w.head_id, w.depth,
     x.task_path, x.task_id, x.idx, x.type, x.blob
@@ -137,6 +138,7 @@ FROM walk w
 JOIN checkpoint_writes x
     ON x.thread_id = w.thread_id AND x.checkpoint_ns = w.checkpoint_ns
     AND x.checkpoint_id = w.ancestor AND x.channel = %(channel)s
+WHERE w.depth > 0
 UNION ALL
 SELECT 's', w.thread_id, w.checkpoint_ns, w.head_id, w.depth, NULL, NULL, NULL, b.type, b.blob
 FROM walk w
@@ -147,7 +149,12 @@ LEFT JOIN checkpoint_blobs b
     ON b.thread_id = w.thread_id AND b.checkpoint_ns = w.checkpoint_ns
     AND b.channel = %(channel)s AND b.type <> 'empty'
     AND b.version = c.checkpoint -> 'channel_versions' ->> %(channel)s
-WHERE w.seeded"""
+WHERE w.seeded
+UNION ALL
+SELECT 'x', w.thread_id, w.checkpoint_ns, w.head_id, w.depth, NULL, NULL, NULL, NULL, NULL
+FROM walk w
+WHERE NOT w.seeded AND w.parent IS NOT NULL
+    AND (w.parent >= w.ancestor OR w.depth >= %(limit)s)"""
 
 HeadKey = tuple[str, str, str]
 
@@ -243,7 +250,13 @@ def claim_key(thread_id: str, checkpoint_ns: str) -> tuple[int, int]:
 
 def delta_walk_query(channel: str, keys: Sequence[HeadKey]) -> tuple[str, dict[str, Any]]:
     threads, namespaces, heads = (list(column) for column in zip(*keys, strict=True))
-    params = {"channel": channel, "threads": threads, "namespaces": namespaces, "heads": heads}
+    params = {
+        "channel": channel,
+        "threads": threads,
+        "namespaces": namespaces,
+        "heads": heads,
+        "limit": MAX_CHAIN,
+    }
     return DELTA_WALK_SQL, params
 
 
@@ -259,7 +272,9 @@ def judge_walks(
     walks: dict[HeadKey, _Walk] = {key: _Walk() for key in page.to_walk.get(channel, [])}
     for kind, thread_id, ns, head_id, depth, task_path, task_id, idx, type_, blob in rows:
         walk = walks[(thread_id, ns, head_id)]
-        if kind == "s":
+        if kind == "x":
+            walk.unended = True
+        elif kind == "s":
             walk.seed = (type_, blob)
         else:
             sort_key = (-depth, *features.writes_sort_key(task_path or "", task_id or "", idx or 0))
@@ -269,14 +284,25 @@ def judge_walks(
         page.maybe_broken[key] = page.maybe_broken[key] or not clean
 
 
+def walk_failed(page: PageVerdicts, channel: str) -> None:
+    """The page's history query for `channel` failed: each of its heads is loaded on its
+    own, so one bad thread does not hide the others."""
+    for key in page.to_walk.get(channel, []):
+        page.maybe_broken[key] = True
+
+
 @dataclass
 class _Walk:
     """One head's stored history of one delta channel, as the walk found it."""
 
     seed: tuple[str | None, bytes | None] | None = None
     writes: list[tuple[Any, str, bytes]] = field(default_factory=list)
+    unended: bool = False
+    """The chain loops, runs out of order or is too long: the full load reports it."""
 
     def is_clean(self, channel: str, serde: SerializerProtocol, plain_ok: bool) -> bool:
+        if self.unended:
+            return False
         if self.seed is not None and self.seed[1] is None:
             return False  # a seed stored inline: odd for messages, let the full load decide
         ordered = [(type_, bytes(blob)) for _, type_, blob in sorted(self.writes)]
