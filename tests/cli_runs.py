@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -50,7 +51,11 @@ def last_json(stdout: str) -> dict[str, Any]:
 
 def sqlite_rows(path: Path) -> list[tuple[Any, ...]]:
     """Every checkpoint and write row of a SQLite store, to prove nothing was written."""
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+    # Read-write (never created), and closed here: on a WAL file, a read-only connection
+    # leaves the -wal/-shm files SQLite made for it behind, which the test would count.
+    with contextlib.closing(
+        sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True)
+    ) as conn:
         checkpoints = conn.execute(
             "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints ORDER BY 1, 2, 3"
         ).fetchall()
@@ -77,7 +82,11 @@ def postgres_rows(uri: str) -> dict[str, int]:
 
 def repairs_per_thread_sqlite(path: Path) -> dict[str, int]:
     """How many repair checkpoints each thread holds, written by any run."""
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+    # Read-write (never created), and closed here: on a WAL file, a read-only connection
+    # leaves the -wal/-shm files SQLite made for it behind, which the test would count.
+    with contextlib.closing(
+        sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True)
+    ) as conn:
         rows = conn.execute(
             "SELECT thread_id, count(*) FROM checkpoints "
             "WHERE json_extract(CAST(metadata AS TEXT), '$.langgraph_repair_run') IS NOT NULL "

@@ -10,15 +10,12 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from tests import memory_target
 from tests.seeding import Seeded, seed
-from tests.stores import Store
+from tests.stores import Store, open_store
 
 POSTGRES_URI = os.environ.get("TEST_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -61,25 +58,8 @@ SAVER_KINDS = ["memory", "sqlite", "postgres", "amemory", "aiosqlite", "apostgre
 @pytest.fixture(params=SAVER_KINDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     """Each real saver, sync (driven with invoke) and async (driven with ainvoke)."""
-    kind = request.param
-    path = str(tmp_path / "threads.sqlite")
-    if kind in ("memory", "amemory"):
-        yield Store(InMemorySaver(), is_async=kind == "amemory")
-    elif kind == "sqlite":
-        with SqliteSaver.from_conn_string(path) as saver:
-            yield Store(saver, is_async=False)
-    elif kind == "aiosqlite":
-        async with AsyncSqliteSaver.from_conn_string(path) as asaver:
-            yield Store(asaver, is_async=True)
-    elif kind == "postgres":
-        with PostgresSaver.from_conn_string(request.getfixturevalue("pg_uri")) as pg:
-            pg.setup()
-            yield Store(pg, is_async=False)
-    else:
-        uri = request.getfixturevalue("pg_uri")
-        async with AsyncPostgresSaver.from_conn_string(uri) as apg:
-            await apg.setup()
-            yield Store(apg, is_async=True)
+    async with open_store(request.param, tmp_path, request) as opened:
+        yield opened
 
 
 # Seeded stores named as the command line names them (TARGET strings).

@@ -4,22 +4,14 @@ savers (in memory, SQLite, PostgreSQL through a pool; sync and async)."""
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 from collections import Counter
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_checkpoint_repair.batch import (
     UnknownRun,
@@ -34,39 +26,10 @@ from langgraph_checkpoint_repair.stores.plan import DETAIL_KEY, RUN_KEY
 from langgraph_checkpoint_repair.stores.sqlite import SqliteStore
 from tests.batch_runs import head_messages, run_repair, run_undo
 from tests.seeding import SUBGRAPH_HISTORY, put_in_namespace
-from tests.stores import Store
+from tests.stores import Store, open_store
 
 KINDS = ["memory", "amemory", "sqlite", "aiosqlite", "postgres", "apostgres"]
 BROKEN = 3
-POOL = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
-
-
-@contextlib.asynccontextmanager
-async def saver_of(
-    kind: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> AsyncIterator[Store]:
-    """A real saver; PostgreSQL through a pool, as an application shares one saver."""
-    path = str(tmp_path / "threads.sqlite")
-    if kind in ("memory", "amemory"):
-        yield Store(InMemorySaver(), is_async=kind == "amemory")
-    elif kind == "sqlite":
-        with SqliteSaver.from_conn_string(path) as saver:
-            yield Store(saver, is_async=False)
-    elif kind == "aiosqlite":
-        async with AsyncSqliteSaver.from_conn_string(path) as asaver:
-            yield Store(asaver, is_async=True)
-    elif kind == "postgres":
-        uri = request.getfixturevalue("pg_uri")
-        with ConnectionPool(uri, max_size=4, kwargs=POOL) as pool:
-            pg = PostgresSaver(pool)  # type: ignore[arg-type]
-            pg.setup()
-            yield Store(pg, is_async=False)
-    else:
-        uri = request.getfixturevalue("pg_uri")
-        async with AsyncConnectionPool(uri, max_size=4, kwargs=POOL, open=False) as apool:
-            apg = AsyncPostgresSaver(apool)  # type: ignore[arg-type]
-            await apg.setup()
-            yield Store(apg, is_async=True)
 
 
 class SecondRunInTheWindow:
@@ -136,7 +99,7 @@ async def repairs_by_run(store: Store) -> dict[str, Counter[str]]:
 async def test_a_whole_run_inside_another_runs_window_repairs_nothing_twice(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with saver_of(kind, tmp_path, request) as store:
+    async with open_store(kind, tmp_path, request, pooled=True) as store:
         threads = [f"window-{n}" for n in range(BROKEN)]
         for thread_id in threads:
             await put_in_namespace(store, thread_id, "", SUBGRAPH_HISTORY)
@@ -195,7 +158,7 @@ async def undo_runs(store: Store) -> Counter[str]:
 async def test_a_whole_undo_inside_another_undos_window_restores_nothing_twice(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with saver_of(kind, tmp_path, request) as store:
+    async with open_store(kind, tmp_path, request, pooled=True) as store:
         threads = [f"window-{n}" for n in range(BROKEN)]
         for thread_id in threads:
             await put_in_namespace(store, thread_id, "", SUBGRAPH_HISTORY)

@@ -191,6 +191,7 @@ def test_libpq_takes_the_password_from_its_own_variables(
     name, password = role
     with PostgresSaver.from_conn_string(pg_uri) as saver:
         saver.setup()
+    grant_all(pg_uri, name)  # the tables made just now: a look needs SELECT on them
     if source == "PGPASSWORD":
         monkeypatch.setenv("PGPASSWORD", password)
     else:

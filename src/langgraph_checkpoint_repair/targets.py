@@ -244,14 +244,23 @@ CONNECT_TIMEOUT = 5
 """Seconds libpq waits for a new connection to answer."""
 
 
-def _pool_kwargs() -> dict[str, Any]:
+def _pool_options(pool_size: int) -> dict[str, Any]:
+    """The pool settings the sync and async savers share: connections in autocommit
+    that give up on a database that no longer answers."""
     from psycopg.rows import dict_row
 
-    return {
+    connection = {
         "autocommit": True,
         "prepare_threshold": 0,
         "row_factory": dict_row,
         "connect_timeout": CONNECT_TIMEOUT,
+    }
+    return {
+        "min_size": 1,
+        "max_size": max(pool_size, 1),
+        "kwargs": connection,
+        "timeout": POOL_TIMEOUT,
+        "open": False,
     }
 
 
@@ -279,16 +288,7 @@ def _postgres_saver(
         for statement in settings:
             conn.execute(statement)
 
-    pool = ConnectionPool(
-        uri,
-        min_size=1,
-        max_size=max(pool_size, 1),
-        kwargs=_pool_kwargs(),
-        configure=configure,
-        timeout=POOL_TIMEOUT,
-        open=False,
-    )
-    with pool:
+    with ConnectionPool(uri, configure=configure, **_pool_options(pool_size)) as pool:
         saver = PostgresSaver(pool, serde=serde)
         if setup:
             saver.setup()
@@ -313,15 +313,7 @@ async def _apostgres_saver(
         for statement in settings:
             await conn.execute(statement)
 
-    pool = AsyncConnectionPool(
-        uri,
-        min_size=1,
-        max_size=max(pool_size, 1),
-        kwargs=_pool_kwargs(),
-        configure=configure,
-        timeout=POOL_TIMEOUT,
-        open=False,
-    )
+    pool = AsyncConnectionPool(uri, configure=configure, **_pool_options(pool_size))
     async with pool:
         saver = AsyncPostgresSaver(pool, serde=serde)
         if setup:
