@@ -183,3 +183,37 @@ async def test_a_chain_longer_than_the_limit_is_refused(
     report = await repaired(store)
     assert [e["thread_id"] for e in report.errors] == ["cyclic"], report.errors
     assert "parent chain longer than 2 checkpoints" in report.errors[0]["error"]
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_a_failed_page_walk_falls_back_to_reading_each_thread(
+    is_async: bool, pg_uri: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The server really fails the page's history query (a division by zero planted in
+    the SQL it runs): the page's heads are read one by one, and the broken one is still
+    found and repaired."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from langgraph_checkpoint_repair.stores.postgres import base as sql
+
+    def failing_walk(channel: str, keys: Any) -> tuple[str, dict[str, Any]]:
+        return "SELECT 1 / (count(*) - count(*)) FROM checkpoints", {}
+
+    if is_async:
+        async with AsyncPostgresSaver.from_conn_string(pg_uri) as apg:
+            await apg.setup()
+            await seed_threads(Store(apg, is_async=True))
+            monkeypatch.setattr(sql, "delta_walk_query", failing_walk)
+            report = await arepair_threads(apg, min_idle=0)
+    else:
+        with PostgresSaver.from_conn_string(pg_uri) as pg:
+            pg.setup()
+            await seed_threads(Store(pg, is_async=False))
+            monkeypatch.setattr(sql, "delta_walk_query", failing_walk)
+            report = repair_threads(pg, min_idle=0)
+    assert "history query failed, reading threads one by one" in caplog.text
+    assert "division by zero" in caplog.text
+    assert report.errors == []
+    assert report.threads_repaired == 1
+    assert [t.thread_id for t in report.threads] == ["broken"]
