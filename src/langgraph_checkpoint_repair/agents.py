@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from .engine import RepairPolicy, repair_messages
+from .metrics import record_repairs
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState
@@ -48,6 +49,7 @@ class RepairToolCallsMiddleware(_Middleware):
         result = repair_messages(state["messages"], policy=self.policy)
         if not result.changed:
             return None
+        record_repairs("in_run", {"messages": result.actions})
         return {"messages": Overwrite(result.messages)}
 
     async def abefore_model(

@@ -12,6 +12,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..delta import aload_rebuilt, load_rebuilt
+from ..metrics import record_repairs
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
 from ..stores.plan import (
@@ -132,7 +133,8 @@ class _Run:
         self.report.record(assessment, outcome)
 
     def wrote(self, assessment: Assessment, new: NewCheckpoint, outcome: WriteOutcome) -> None:
-        """Report what a write turned out to be: only a repaired head counts as repaired."""
+        """Report what a write turned out to be: only a repaired head counts as repaired,
+        in the report and in the metrics (a dry run, which writes nothing, counts none)."""
         if outcome in ("claimed", "moved_on"):
             self.left_alone(assessment, outcome)
             return
@@ -144,6 +146,7 @@ class _Run:
             )
             return
         self.report.record(assessment, "repaired", new.checkpoint_id)
+        record_repairs("batch", assessment.actions)
         logger.info(
             "repaired thread=%r ns=%r checkpoint=%r -> %r actions=%s",
             assessment.thread_id,

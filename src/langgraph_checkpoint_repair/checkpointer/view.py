@@ -14,6 +14,7 @@ from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
 from ..delta import as_snapshot, is_snapshot, snapshot_value
 from ..engine import HistoryError, RepairAction, RepairPolicy, repair_messages
 from ..in_flight import work_is_scheduled
+from ..metrics import record_repairs
 
 logger = logging.getLogger("langgraph_checkpoint_repair")
 
@@ -110,6 +111,7 @@ class LoadRepairer:
             name: [f"{a.kind}:{a.tool_call_id}" for a in acts] for name, acts in actions.items()
         }
         logger.log(level, "repaired checkpoint %s on load: %s", _where(tup), summary)
+        record_repairs("load", actions)
         if self.on_repair is None:
             return
         configurable = tup.config.get("configurable", {})

@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.types import Overwrite
 
 from ..engine import RepairPolicy, repair_messages
+from ..metrics import record_repairs
 
 LLM_INPUT = "llm_input_messages"
 """The key `create_react_agent` reads the model's input from, without storing it in `messages`."""
@@ -36,6 +37,7 @@ def pre_model_hook(policy: RepairPolicy | None = None, persist: bool = False) ->
         result = repair_messages(_messages(state), policy=policy)
         if not result.changed:
             return {LLM_INPUT: []}
+        record_repairs("in_run", {"messages": result.actions})
         if persist:
             return {"messages": Overwrite(result.messages), LLM_INPUT: []}
         return {LLM_INPUT: result.messages}

@@ -1,0 +1,93 @@
+"""Repair counts on OpenTelemetry metrics, when the application has OpenTelemetry.
+
+The meter `langgraph_checkpoint_repair` holds two counters:
+`langgraph_repair.repairs` (one per repaired channel of a load, a batch head or a
+model call; attributes `surface` and `channel`) and `langgraph_repair.actions`
+(one per action; attributes `action`, `surface`, `channel`). Attributes take
+bounded values only: thread ids go to the log records, never here.
+
+OpenTelemetry is looked for once, at the first repair recorded, and imported only
+if installed; without it, recording costs one check of a module flag. The
+counters come from the global meter provider at that first record, and the
+OpenTelemetry API's proxy meter hands them on to a provider the application sets
+later. Recording never raises: a failure here must not undo a repair.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import threading
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from .engine import RepairAction
+
+Surface = Literal["load", "batch", "in_run"]
+
+METER = "langgraph_checkpoint_repair"
+REPAIRS = "langgraph_repair.repairs"
+ACTIONS = "langgraph_repair.actions"
+_DISTRIBUTION = "langgraph-checkpoint-repair"
+
+logger = logging.getLogger("langgraph_checkpoint_repair")
+
+_absent = False
+"""Set once OpenTelemetry was looked for and not found (or failed to start)."""
+_counters: tuple[Any, Any] | None = None
+"""The repairs and actions counters, made at the first record."""
+_starting = threading.Lock()
+
+
+def record_repairs(surface: Surface, actions: Mapping[str, Sequence[RepairAction]]) -> None:
+    """Count one repair per channel in `actions` and each of its actions, on `surface`."""
+    if _absent:
+        return
+    try:
+        counters = _counters or _start()
+        if counters is None:
+            return
+        repairs, by_action = counters
+        for channel, acts in actions.items():
+            repairs.add(1, {"surface": surface, "channel": channel})
+            for kind, count in Counter(action.kind for action in acts).items():
+                by_action.add(count, {"action": kind, "surface": surface, "channel": channel})
+    except Exception:
+        logger.debug("could not record repair metrics", exc_info=True)
+
+
+def _start() -> tuple[Any, Any] | None:
+    """The counters, made once; None (and nothing imported) without OpenTelemetry."""
+    global _absent, _counters
+    with _starting:
+        if _counters is None and not _absent:
+            _counters = _make_counters()
+            _absent = _counters is None
+        return _counters
+
+
+def _make_counters() -> tuple[Any, Any] | None:
+    try:
+        if importlib.util.find_spec("opentelemetry") is None:
+            return None
+        from opentelemetry import metrics
+    except ImportError:  # not installed, or only another distribution of the namespace
+        return None
+    meter = metrics.get_meter(METER, _version())
+    repairs = meter.create_counter(
+        REPAIRS, unit="{repair}", description="Repaired message channels, per surface."
+    )
+    actions = meter.create_counter(
+        ACTIONS, unit="{action}", description="Repair actions, per kind and surface."
+    )
+    return repairs, actions
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(_DISTRIBUTION)
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return ""
