@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from .engine import RepairAction
+from .features import installed_version
 
 Surface = Literal["load", "batch", "in_run"]
 
@@ -74,7 +75,7 @@ def _make_counters() -> tuple[Any, Any] | None:
         from opentelemetry import metrics
     except ImportError:  # not installed, or only another distribution of the namespace
         return None
-    meter = metrics.get_meter(METER, _version())
+    meter = metrics.get_meter(METER, installed_version(_DISTRIBUTION))
     repairs = meter.create_counter(
         REPAIRS, unit="{repair}", description="Repaired message channels, per surface."
     )
@@ -82,12 +83,3 @@ def _make_counters() -> tuple[Any, Any] | None:
         ACTIONS, unit="{action}", description="Repair actions, per kind and surface."
     )
     return repairs, actions
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(_DISTRIBUTION)
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return ""
