@@ -95,14 +95,20 @@ async def repairs_by_run(store: Store) -> dict[str, Counter[str]]:
     return found
 
 
+async def seed_broken(store: Store) -> list[str]:
+    """BROKEN threads, each one broken head, stored with the saver's own `put`."""
+    threads = [f"window-{n}" for n in range(BROKEN)]
+    for thread_id in threads:
+        await put_in_namespace(store, thread_id, "", SUBGRAPH_HISTORY)
+    return threads
+
+
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_whole_run_inside_another_runs_window_repairs_nothing_twice(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with open_store(kind, tmp_path, request, pooled=True) as store:
-        threads = [f"window-{n}" for n in range(BROKEN)]
-        for thread_id in threads:
-            await put_in_namespace(store, thread_id, "", SUBGRAPH_HISTORY)
+        threads = await seed_broken(store)
         second = SecondRunInTheWindow(store, BROKEN)
         second.patch(monkeypatch, type(store.saver))
         first = await run_repair(store, concurrency=1)  # one head at a time: the last is known
@@ -159,9 +165,7 @@ async def test_a_whole_undo_inside_another_undos_window_restores_nothing_twice(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with open_store(kind, tmp_path, request, pooled=True) as store:
-        threads = [f"window-{n}" for n in range(BROKEN)]
-        for thread_id in threads:
-            await put_in_namespace(store, thread_id, "", SUBGRAPH_HISTORY)
+        threads = await seed_broken(store)
         repaired = await run_repair(store)
         second = SecondRunInTheWindow(store, BROKEN, undo_of=repaired.run_id)
         second.patch(monkeypatch, type(store.saver))
