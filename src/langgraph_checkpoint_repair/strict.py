@@ -129,7 +129,7 @@ def refused_in(blob: bytes, allowed: frozenset[tuple[str, ...]]) -> set[str]:
         except Exception:  # undecodable: the real load decides what it is
             return None
         named = _named(code, inner)
-        if named is not None and named not in (allowed if len(named) == 2 else SAFE_METHODS):
+        if named is not None and not _trusted(named, allowed):
             found.add(".".join(map(str, named)))
         return None
 
@@ -147,6 +147,11 @@ def _named(code: int, inner: Any) -> tuple[str, ...] | None:
     if code == _METHOD and len(inner) >= 4:
         return (str(inner[0]), str(inner[1]), str(inner[3]))
     return None
+
+
+def _trusted(named: tuple[str, ...], allowed: frozenset[tuple[str, ...]]) -> bool:
+    """Whether a named constructor is in `allowed`, or a named method among SAFE_METHODS."""
+    return named in (allowed if len(named) == 2 else SAFE_METHODS)
 
 
 class StrictSerializer(JsonPlusSerializer):
@@ -192,7 +197,7 @@ def _strict_hook(allowed: frozenset[tuple[str, ...]]) -> Callable[[int, bytes], 
         named = _named(code, inner)
         if named is None:
             return _numpy(inner) if code == _NUMPY else None
-        if named not in (allowed if len(named) == 2 else SAFE_METHODS):
+        if not _trusted(named, allowed):
             return inner[2]
         return _build(code, inner)
 

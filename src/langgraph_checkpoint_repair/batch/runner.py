@@ -116,11 +116,15 @@ class _Run:
         self.report.stopped = True
         return StoreLost(first_line(error), self.report)
 
+    def note_refused(self) -> None:
+        """The stored types the store's serializer refused so far (a strict one keeps them)."""
+        self.report.refused(getattr(self.store.saver.serde, "refused", ()))
+
     def page_done(self) -> bool:
         """Report progress; True when the run must end here (it was stopped)."""
         report, wanted = self.report, self.options.channels
         report.stopped = self.stop.is_set()
-        report.refused(getattr(self.store.saver.serde, "refused", ()))
+        self.note_refused()
         if report.threads_scanned and not report.stopped:
             report.channels_not_found = [c for c in wanted if c not in report.channels_seen]
         self.on_progress(report)
@@ -223,7 +227,7 @@ class _SyncRun(_Run):
                 self.raise_if_lost()
                 if self.page_done():
                     break
-        self.report.refused(getattr(self.store.saver.serde, "refused", ()))
+        self.note_refused()
         if not self.options.dry_run:
             self.store.finish_run(self.options.run_id, self.report.to_json())
         return self.report
@@ -280,7 +284,7 @@ class _AsyncRun(_Run):
             self.raise_if_lost()
             if self.page_done():
                 break
-        self.report.refused(getattr(self.store.saver.serde, "refused", ()))
+        self.note_refused()
         if not self.options.dry_run:
             await self.store.finish_run(self.options.run_id, self.report.to_json())
         return self.report

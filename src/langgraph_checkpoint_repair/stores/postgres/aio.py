@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,14 +15,11 @@ from psycopg_pool import AsyncConnectionPool
 
 from ...redact import scrubbed
 from ..base import Head, RepairEntry, Selection, StoreNotReady
-from ..faults import store_lost
 from ..generic import AsyncGenericStore
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
 from . import privileges
-
-logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
 
 class AsyncPostgresStore(AsyncGenericStore):
@@ -68,10 +64,7 @@ class AsyncPostgresStore(AsyncGenericStore):
             try:
                 walked = await self._rows(*sql.delta_walk_query(channel, keys))
             except psycopg.Error as error:
-                if store_lost(error):
-                    raise
-                logger.warning("history query failed, reading threads one by one: %s", error)
-                sql.walk_failed(page, channel)
+                sql.walk_failed(page, channel, error)
                 continue
             sql.judge_walks(page, channel, walked, self.saver.serde)
         return page.heads(), (rows[-1][0], rows[-1][1])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -34,8 +35,11 @@ from ...chains import MAX_CHAIN
 from ...delta import rebuild_messages, snapshot_value
 from ...engine import repair_messages
 from ..base import Head, RepairEntry, Selection
+from ..faults import store_lost
 from ..plain import decode_plain, plain_history_is_clean, plain_replay
 from ..plan import Assessment, NewCheckpoint
+
+logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
 MIGRATION_LOCK = 7_284_001  # pg_advisory_xact_lock key serializing concurrent migrations
 CLAIM_LOCK_CLASS = 7_284_002  # first key of a thread's (class, thread) repair lock
@@ -284,9 +288,12 @@ def judge_walks(
         page.maybe_broken[key] = page.maybe_broken[key] or not clean
 
 
-def walk_failed(page: PageVerdicts, channel: str) -> None:
+def walk_failed(page: PageVerdicts, channel: str, error: Exception) -> None:
     """The page's history query for `channel` failed: each of its heads is loaded on its
-    own, so one bad thread does not hide the others."""
+    own, so one bad thread does not hide the others. A store that is gone fails the run."""
+    if store_lost(error):
+        raise error
+    logger.warning("history query failed, reading threads one by one: %s", error)
     for key in page.to_walk.get(channel, []):
         page.maybe_broken[key] = True
 

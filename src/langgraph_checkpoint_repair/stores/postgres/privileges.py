@@ -30,6 +30,7 @@ WRITE_NEEDS: Needs = {
     "langgraph_repair_threads": ("SELECT", "INSERT"),
 }
 MIGRATE = "run `langgraph-repair migrate` on this target once, as the owner of the tables"
+AUDIT_MISSING = f"the audit tables are missing: {MIGRATE} (it needs CREATE on the schema)"
 
 CHECK_SQL = """
 SELECT quote_ident(current_user), t.name, t.privilege, to_regclass(t.name) IS NOT NULL,
@@ -54,7 +55,7 @@ def problem(rows: Sequence[Sequence[Any]]) -> str | None:
     missing audit table asks for `migrate`; a missing privilege is named, with its GRANT."""
     absent = [str(row[1]) for row in rows if not row[3]]
     if any(table in AUDIT_TABLES for table in absent):
-        return f"the audit tables are missing: {MIGRATE} (it needs CREATE on the schema)"
+        return AUDIT_MISSING
     if absent:
         return f"the database has no table {absent[0]}"
     missing = [(str(row[1]), str(row[2])) for row in rows if not row[4]]
@@ -92,5 +93,5 @@ def audit_step(
     if may_create:
         return "migrate"
     if not exists:
-        return f"the audit tables are missing: {MIGRATE} (it needs CREATE on the schema)"
+        return AUDIT_MISSING
     return f"the audit tables are out of date (migration {pending[0]} not applied): {MIGRATE}"
