@@ -6,6 +6,8 @@ works without it and never imports this module.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
@@ -15,7 +17,7 @@ from .engine import RepairPolicy, repair_messages
 from .metrics import record_repairs
 
 try:
-    from langchain.agents.middleware import AgentMiddleware, AgentState
+    from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
 except ImportError as error:  # pragma: no cover - exercised in a subprocess test
     raise ImportError(
         "RepairToolCallsMiddleware needs LangChain >= 1: "
@@ -39,11 +41,19 @@ class RepairToolCallsMiddleware(_Middleware):
     stored), so the fix persists with the next checkpoint; a clean history is
     left alone. Nothing is in flight before a model call, so every unanswered
     call is answered.
+
+    With `use_model_profile` (the default) and a policy without a
+    `model_profile`, each call's messages also lose the media kinds the
+    model's own `profile` says it does not take (DESIGN section 10). That
+    applies to the request only; a policy with `model_profile=` stores it.
     """
 
-    def __init__(self, policy: RepairPolicy | None = None) -> None:
+    def __init__(
+        self, policy: RepairPolicy | None = None, *, use_model_profile: bool = True
+    ) -> None:
         super().__init__()
         self.policy = policy
+        self.use_model_profile = use_model_profile
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         result = repair_messages(state["messages"], policy=self.policy)
@@ -56,3 +66,23 @@ class RepairToolCallsMiddleware(_Middleware):
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        return handler(self._for_model(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
+    ) -> Any:
+        return await handler(self._for_model(request))
+
+    def _for_model(self, request: ModelRequest) -> ModelRequest:
+        """The request without media the model's profile refuses; itself if none."""
+        profile = getattr(request.model, "profile", None)
+        policy = self.policy or RepairPolicy()
+        if not (self.use_model_profile and profile) or policy.model_profile is not None:
+            return request
+        result = repair_messages(request.messages, policy=replace(policy, model_profile=profile))
+        if not result.changed:
+            return request
+        record_repairs("in_run", {"messages": result.actions})
+        return request.override(messages=result.messages)  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..delta import aload_rebuilt, load_rebuilt, snapshot_value
 from ..engine import RepairAction, RepairPolicy, is_synthetic
+from ..engine.media.blocks import summarized
 from ..engine.policy import DEFAULT_POLICY
 from ..in_flight import work_is_scheduled
 from ..stores.plan import assess, tuple_key
@@ -62,7 +63,7 @@ def message_dict(message: BaseMessage) -> dict[str, Any]:
     """A message in LangChain's dict form, with the fields an operator reads."""
     return {
         "type": message.type,
-        "content": message.content,
+        "content": summarized(message.content),
         "id": message.id,
         "tool_calls": list(getattr(message, "tool_calls", None) or []),
         "tool_call_id": getattr(message, "tool_call_id", None),

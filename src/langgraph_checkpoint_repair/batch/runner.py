@@ -164,7 +164,7 @@ class _Run:
         """The page's heads to load; those the first look cleared count as scanned now,
         the others as each is looked at (a run stopped mid-page counts only those)."""
         self.report.saw(name for head in page for name in head.channels)
-        if self.options.policy.provider is not None:  # the first look knows pairing only
+        if self.options.policy.reads_content:  # the first look knows pairing only
             return page
         to_load = [head for head in page if head.maybe_broken]
         self.report.scanned(len(page) - len(to_load))

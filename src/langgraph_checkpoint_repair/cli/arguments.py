@@ -201,8 +201,9 @@ def _add_rate(command: argparse.ArgumentParser, writes: str) -> None:
 def _add_policy(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--policy", action="append", default=[], metavar="KEY=VALUE",
-        help="a RepairPolicy setting, e.g. dangling=drop_call, language=zh, strict=false "
-        "(repeatable)",
+        help="a RepairPolicy setting, e.g. dangling=drop_call, language=zh, strict=false, "
+        "provider=anthropic, media=downscale, max_result_chars=200000, "
+        "model_profile='{\"image_inputs\": false}' (repeatable)",
     )  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from ..batch.preview import ThreadPreview, message_dict
 from ..engine import RepairAction
+from ..engine.media.limits import megabytes
 from .cells import one_line
 
 EXCERPT = 60
@@ -67,7 +68,7 @@ def describe(message: BaseMessage | None, in_flight: Sequence[str] = ()) -> str:
     if message is None:
         return ""
     fields = message_dict(message)
-    parts = [f"{message.type}:", one_line(_text_of(message.content), EXCERPT)]
+    parts = [f"{message.type}:", one_line(_text_of(fields["content"]), EXCERPT)]
     pending = set(in_flight)
     calls = [
         f"{c.get('name')}#{c.get('id')}" + (" (in flight)" if c.get("id") in pending else "")
@@ -84,14 +85,21 @@ def describe(message: BaseMessage | None, in_flight: Sequence[str] = ()) -> str:
 
 
 def _text_of(content: Any) -> str:
+    """The text an operator reads; a media block (already summarized) as kind, type, size."""
     if isinstance(content, str):
         return content
     parts = [
-        block if isinstance(block, str) else str(block.get("text") or block.get("type", ""))
+        block if isinstance(block, str) else _block_text(block)
         for block in content or []
         if isinstance(block, (str, dict))
     ]
     return " ".join(parts)
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    if "bytes" in block and "kind" in block:
+        return f"[{block['kind']} {block.get('mime_type') or '?'} {megabytes(block['bytes'])}]"
+    return str(block.get("text") or block.get("type", ""))
 
 
 def print_preview(preview: ThreadPreview, console: Console) -> None:

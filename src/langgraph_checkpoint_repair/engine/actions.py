@@ -23,6 +23,10 @@ ActionKind = Literal[
     "call_block_dropped",
     "content_filled",
     "content_cleared",
+    # Oversized and unsupported content (provider limits, a model profile, max_result_chars):
+    "media_removed",
+    "media_downscaled",
+    "result_truncated",
 ]
 
 

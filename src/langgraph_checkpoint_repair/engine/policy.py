@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import string
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -11,6 +13,19 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 Provider = Literal["anthropic", "openai", "openai-responses", "mistral", "bedrock"]
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "openai-responses", "mistral", "bedrock")
+MediaMode = Literal["placeholder", "downscale", "keep"]
+MEDIA_MODES: tuple[MediaMode, ...] = ("placeholder", "downscale", "keep")
+PROFILE_KEYS = (
+    "image_inputs",
+    "pdf_inputs",
+    "audio_inputs",
+    "video_inputs",
+    "image_tool_message",
+    "pdf_tool_message",
+)
+"""The keys of a LangChain `ModelProfile` the content rules read."""
+MIN_RESULT_CHARS = 200
+"""Below this the line saying what was cut would crowd out the result itself."""
 
 DEFAULT_TEXTS: dict[str, dict[str, str]] = {
     "en": {
@@ -71,7 +86,15 @@ class RepairPolicy:
     - `strict`: change nothing; raise `HistoryError` listing what would change.
     - `provider`: `None` applies the portable pairing rules only; a provider
       name also fixes what that provider rejects in a stored history (ids,
-      thinking and reasoning blocks, empty contents), after the pairing repair.
+      thinking and reasoning blocks, empty contents), after the pairing repair,
+      and brings that provider's media limits (size, sides, types, placement).
+    - `model_profile`: a LangChain `ModelProfile` (`model.profile`) or a dict of
+      its keys; media of a kind it marks false is replaced. A missing key: kept.
+    - `media`: what happens to media over a limit: `"placeholder"` (a text block
+      saying what was removed), `"downscale"` (images re-encoded within the
+      limit; needs Pillow, the `[media]` extra) or `"keep"` (limits off).
+    - `max_result_chars`: a tool result with more text is cut to its head and
+      tail (`None`, the default: never).
     """
 
     dangling: Literal["placeholder", "drop_call"] = "placeholder"
@@ -81,6 +104,9 @@ class RepairPolicy:
     language: Literal["en", "zh"] = "en"
     strict: bool = False
     provider: Provider | None = None
+    model_profile: Mapping[str, Any] | None = None
+    media: MediaMode = "placeholder"
+    max_result_chars: int | None = None
 
     def __post_init__(self) -> None:
         _check_choice("dangling", self.dangling, ("placeholder", "drop_call"))
@@ -92,6 +118,32 @@ class RepairPolicy:
         if not isinstance(self.strict, bool):
             raise TypeError(f"RepairPolicy.strict must be a bool, not {self.strict!r}")
         _check_placeholder(self.placeholder)
+        _check_choice("media", self.media, MEDIA_MODES)
+        if self.media == "downscale" and importlib.util.find_spec("PIL") is None:
+            raise ValueError(
+                "RepairPolicy.media='downscale' needs Pillow: "
+                "pip install 'langgraph-checkpoint-repair[media]'"
+            )
+        object.__setattr__(self, "model_profile", _profile(self.model_profile))
+        _check_result_chars(self.max_result_chars)
+
+    def __hash__(self) -> int:
+        profile = tuple(sorted(self.model_profile.items())) if self.model_profile else None
+        fields = [getattr(self, f) for f in self.__dataclass_fields__ if f != "model_profile"]
+        return hash((*fields, profile))
+
+    @property
+    def rewrites_content(self) -> bool:
+        """Whether the content rules (DESIGN section 10) apply: media limits from a
+        provider or a model profile, or a cap on tool results."""
+        if self.max_result_chars is not None:
+            return True
+        return self.media != "keep" and (self.provider is not None or bool(self.model_profile))
+
+    @property
+    def reads_content(self) -> bool:
+        """Whether a history can break this policy in ways pairing alone does not see."""
+        return self.provider is not None or self.rewrites_content
 
     def placeholder_text(self, call: PendingCall) -> str:
         """The content of the synthetic result for `call`."""
@@ -142,6 +194,28 @@ def _check_choice(field: str, value: object, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"RepairPolicy.{field} must be one of {allowed}, not {value!r}")
 
 
+def _profile(profile: object) -> dict[str, bool] | None:
+    """The profile keys the rules read, copied (a model's profile may change later)."""
+    if profile is None:
+        return None
+    if not isinstance(profile, Mapping):
+        raise TypeError(
+            f"RepairPolicy.model_profile must be a ModelProfile or a dict, not {profile!r}"
+        )
+    return {key: profile[key] for key in PROFILE_KEYS if isinstance(profile.get(key), bool)}
+
+
+def _check_result_chars(limit: object) -> None:
+    if limit is None:
+        return
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        raise TypeError(f"RepairPolicy.max_result_chars must be an int or None, not {limit!r}")
+    if limit < MIN_RESULT_CHARS:
+        raise ValueError(
+            f"RepairPolicy.max_result_chars must be at least {MIN_RESULT_CHARS}, not {limit}"
+        )
+
+
 _SAMPLE_CALL = {"name": "get_weather", "id": "call_1", "reason": "cancelled"}
 
 
@@ -183,9 +257,33 @@ def policy_from_settings(settings: Iterable[str]) -> RepairPolicy:
 def _setting_value(setting: str, key: str, value: str) -> Any:
     if key == "strict":
         return _boolean(setting, value)
-    if key == "provider" and value.strip().lower() in ("", "none"):
+    if key in ("provider", "max_result_chars", "model_profile") and value.strip().lower() in (
+        "",
+        "none",
+    ):
         return None
+    if key == "max_result_chars":
+        try:
+            return int(value.strip().replace("_", ""))
+        except ValueError:
+            raise ValueError(f"not a number of characters in {setting!r}") from None
+    if key == "model_profile":
+        return _profile_setting(setting, value)
     return value
+
+
+def _profile_setting(setting: str, value: str) -> dict[str, Any]:
+    """`model_profile={"image_inputs": false}`: a JSON object of profile keys."""
+    try:
+        profile = json.loads(value)
+    except json.JSONDecodeError:
+        profile = None
+    if not isinstance(profile, dict):
+        raise ValueError(
+            f"not a JSON object in {setting!r} "
+            f'(model_profile={{"image_inputs": false, "pdf_inputs": true}})'
+        )
+    return profile
 
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")

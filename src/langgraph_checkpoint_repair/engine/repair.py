@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from .actions import HistoryError, RepairResult
 from .fixes import Fixer
 from .hygiene import repair_for_provider
+from .media import repair_content
 from .policy import DEFAULT_POLICY, RepairPolicy
 from .strays import repair_strays
 from .walk import walk
@@ -34,6 +35,8 @@ def repair_messages(
     that needs nothing comes back as the same list with `changed=False`.
     """
     policy = policy or DEFAULT_POLICY
+    if policy.rewrites_content:  # pairing and hygiene first, then the content rules
+        return repair_content(messages, policy, in_flight, repair_messages)
     if policy.provider is not None:  # pairing first, then that provider's own rules
         return repair_for_provider(messages, policy, in_flight, repair_messages)
     as_list = messages if isinstance(messages, list) else list(messages)

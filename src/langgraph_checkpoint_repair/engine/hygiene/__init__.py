@@ -27,9 +27,9 @@ def repair_for_provider(
     assert policy.provider is not None
     portable = replace(policy, provider=None, strict=False)
     paired = pairing(messages, policy=portable, in_flight=in_flight)
-    walk = HygieneWalk(policy.provider, policy.language, _in_flight_ai(paired.messages, in_flight))
+    walk = HygieneWalk(policy.provider, policy.language, in_flight_ai(paired.messages, in_flight))
     out = walk.run(paired.messages)
-    positions = _input_positions(messages, paired.messages)
+    positions = input_positions(messages, paired.messages)
     actions = paired.actions + tuple(
         RepairAction(f.kind, f.tool_call_id, f.tool_name, positions[n], f.detail)
         for n, f in walk.fixes
@@ -41,7 +41,7 @@ def repair_for_provider(
     return RepairResult(out, actions, True)
 
 
-def _in_flight_ai(messages: list[BaseMessage], in_flight: bool) -> int | None:
+def in_flight_ai(messages: list[BaseMessage], in_flight: bool) -> int | None:
     """The last AIMessage when only tool results follow it: its turn may still run."""
     if not in_flight:
         return None
@@ -51,7 +51,7 @@ def _in_flight_ai(messages: list[BaseMessage], in_flight: bool) -> int | None:
     return n if n >= 0 and isinstance(messages[n], AIMessage) else None
 
 
-def _input_positions(original: Sequence[BaseMessage], paired: list[BaseMessage]) -> list[int]:
+def input_positions(original: Sequence[BaseMessage], paired: list[BaseMessage]) -> list[int]:
     """For each paired message, its position in the input (`RepairAction.index`).
 
     The pairing repair never reorders non-tool messages and keeps real results as

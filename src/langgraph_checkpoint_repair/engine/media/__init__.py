@@ -1,0 +1,74 @@
+"""Oversized and unsupported content (DESIGN section 10): after the pairing repair
+(and the provider's hygiene), media a model or provider refuses on every later
+call is replaced or downscaled, and tool results over `max_result_chars` are cut.
+
+`blocks` finds inline media in any stored form, `measure` reads sizes and
+dimensions from headers, `limits` holds who takes what, `rules` applies them to
+one message, `scrub` removes copies of removed bytes, `truncate` and `downscale`
+do the rewriting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from langchain_core.messages import BaseMessage
+
+from ..actions import HistoryError, RepairAction, RepairResult
+from ..hygiene import in_flight_ai, input_positions
+from ..hygiene.fixes import Fix
+from ..policy import RepairPolicy
+from .rules import ContentRules, rules_for
+
+Pairing = Callable[..., RepairResult]
+"""`repair_messages` itself, handed in so that this package imports nothing above it."""
+
+
+def repair_content(
+    messages: Sequence[BaseMessage], policy: RepairPolicy, in_flight: bool, pairing: Pairing
+) -> RepairResult:
+    """The pairing repair and hygiene, then the content rules; strict mode reports all."""
+    earlier = replace(policy, media="keep", max_result_chars=None, model_profile=None, strict=False)
+    paired = pairing(messages, policy=earlier, in_flight=in_flight)
+    rules = rules_for(
+        policy.provider,
+        policy.model_profile,
+        policy.media,
+        policy.max_result_chars,
+        policy.language,
+    )
+    out, fixes = _walk(paired.messages, rules, in_flight_ai(paired.messages, in_flight))
+    if not fixes:
+        if policy.strict and paired.actions:
+            raise HistoryError(paired.actions)
+        return paired
+    positions = input_positions(messages, paired.messages)
+    actions = paired.actions + tuple(
+        RepairAction(f.kind, f.tool_call_id, f.tool_name, positions[n], f.detail) for n, f in fixes
+    )
+    if policy.strict:
+        raise HistoryError(actions)
+    return RepairResult(out, actions, True)
+
+
+def _walk(
+    messages: list[BaseMessage], rules: ContentRules, in_flight_at: int | None
+) -> tuple[list[BaseMessage], list[tuple[int, Fix]]]:
+    """Each message through the rules, up to the in-flight turn (left as it is)."""
+    end = len(messages) if in_flight_at is None else in_flight_at
+    out: list[BaseMessage] | None = None
+    fixes: list[tuple[int, Fix]] = []
+    limit = rules.max_result_chars
+    for n in range(end):
+        message = messages[n]
+        content = message.content
+        if content.__class__ is str and (limit is None or len(content) <= limit):
+            continue  # the common case, decided without a call
+        fixed, found = rules.apply(message)
+        if fixed is not messages[n]:
+            if out is None:
+                out = list(messages)
+            out[n] = fixed
+            fixes.extend((n, fix) for fix in found)
+    return (out if out is not None else messages), fixes
