@@ -44,7 +44,7 @@ class RepairToolCallsMiddleware(_Middleware):
 
     With `use_model_profile` (the default) and a policy without a
     `model_profile`, each call's messages also lose the media kinds the
-    model's own `profile` says it does not take (DESIGN section 10). That
+    model's own `profile` says it does not take (see the README, "Oversized and unsupported content"). That
     applies to the request only; a policy with `model_profile=` stores it.
     """
 

@@ -134,7 +134,7 @@ class RepairPolicy:
 
     @property
     def rewrites_content(self) -> bool:
-        """Whether the content rules (DESIGN section 10) apply: media limits from a
+        """Whether the content rules (see the README, "Oversized and unsupported content") apply: media limits from a
         provider or a model profile, or a cap on tool results."""
         if self.max_result_chars is not None:
             return True

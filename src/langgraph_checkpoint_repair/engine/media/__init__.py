@@ -1,4 +1,4 @@
-"""Oversized and unsupported content (DESIGN section 10): after the pairing repair
+"""Oversized and unsupported content: after the pairing repair
 (and the provider's hygiene), media a model or provider refuses on every later
 call is replaced or downscaled, and tool results over `max_result_chars` are cut.
 
