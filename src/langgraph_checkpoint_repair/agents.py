@@ -44,8 +44,8 @@ class RepairToolCallsMiddleware(_Middleware):
 
     With `use_model_profile` (the default) and a policy without a
     `model_profile`, each call's messages also lose the media kinds the
-    model's own `profile` says it does not take (see the README, "Oversized and unsupported content"). That
-    applies to the request only; a policy with `model_profile=` stores it.
+    model's own `profile` says it does not take. That applies to the request
+    only; a policy with `model_profile=` stores it.
     """
 
     def __init__(

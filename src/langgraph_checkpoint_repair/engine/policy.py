@@ -134,8 +134,8 @@ class RepairPolicy:
 
     @property
     def rewrites_content(self) -> bool:
-        """Whether the content rules (see the README, "Oversized and unsupported content") apply: media limits from a
-        provider or a model profile, or a cap on tool results."""
+        """Whether the content rules apply: media limits from a provider or a model
+        profile, or a cap on tool results."""
         if self.max_result_chars is not None:
             return True
         return self.media != "keep" and (self.provider is not None or bool(self.model_profile))
