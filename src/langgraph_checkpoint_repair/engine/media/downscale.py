@@ -11,6 +11,8 @@ from collections.abc import Callable
 from .blocks import Media
 
 ATTEMPTS = 6
+MAX_PIXELS = 40_000_000
+"""Larger images are not decoded at all (a stored header can claim any size): placeholder."""
 FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP"}
 
 
@@ -28,10 +30,12 @@ def downscaled(
         return None
     try:
         image = Image.open(io.BytesIO(base64.b64decode(media.data)))
+        width, height = image.size
+        if width * height > MAX_PIXELS:
+            return None
         image.load()
-    except Exception:  # not an image Pillow reads, or a decompression bomb: placeholder
+    except Exception:  # not an image Pillow reads (broken, truncated, hostile): placeholder
         return None
-    width, height = image.size
     scale = min(1.0, side / max(width, height)) if side else 1.0
     for _ in range(ATTEMPTS):
         size = (max(1, int(width * scale)), max(1, int(height * scale)))
