@@ -60,8 +60,8 @@ def anthropic_problems(messages: list[BaseMessage]) -> list[str]:
                 problems.append(f"image exceeds 5 MB maximum: {len(source['data'])} bytes")
             if max(Image.open(io.BytesIO(base64.b64decode(source["data"]))).size) > 8000:
                 problems.append("image dimensions exceed max allowed size: 8000 pixels")
-        is_document = part.get("type") == "document" and isinstance(source, dict)
-        if is_document and source.get("media_type") not in ("application/pdf", "text/plain"):
+        declared = source.get("media_type") if isinstance(source, dict) else None
+        if part.get("type") == "document" and declared not in ("application/pdf", "text/plain"):
             problems.append("media_type: Input should be 'application/pdf'")
     return problems
 
