@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from langchain_core.language_models import BaseChatModel
 
 from langgraph_checkpoint_repair.features import HAS_DELTA_CHANNELS, installed_version
 
@@ -13,3 +14,10 @@ DELTA_REASON = (
 )
 
 needs_delta = pytest.mark.skipif(not HAS_DELTA_CHANNELS, reason=DELTA_REASON)
+
+HAS_MODEL_PROFILES = "profile" in BaseChatModel.model_fields
+needs_model_profiles = pytest.mark.skipif(
+    not HAS_MODEL_PROFILES,
+    reason="chat models have a `profile` from langchain-core 1.1 (installed: "
+    f"{installed_version('langchain-core')})",
+)

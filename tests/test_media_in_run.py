@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.language_models import ModelProfile
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -19,6 +18,10 @@ from langgraph_checkpoint_repair.engine.media.blocks import find_media
 from tests.agents import thread
 from tests.fakes import CheckingModel
 from tests.media import b64, png_bytes
+from tests.needs import needs_model_profiles
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import ModelProfile
 
 SCREENSHOT = b64(png_bytes(64, 48))
 
@@ -64,9 +67,11 @@ def scripted(profile: ModelProfile | None) -> NoImagesInResults:
         AIMessage("", tool_calls=[{"name": "screenshot", "args": {}, "id": "s1"}]),
         AIMessage("It shows a login page."),
     ])  # fmt: skip
-    return NoImagesInResults(messages=replies, profile=profile)
+    settings: dict[str, Any] = {"profile": profile} if profile else {}
+    return NoImagesInResults(messages=replies, **settings)
 
 
+@needs_model_profiles
 def test_the_middleware_reads_the_models_profile() -> None:
     model = scripted({"image_tool_message": False, "image_inputs": True})
     agent = agent_with(model, RepairToolCallsMiddleware())
@@ -95,6 +100,7 @@ def test_a_policy_profile_is_stored_with_the_next_checkpoint() -> None:
     assert media_in(agent.get_state(config).values["messages"]) == 0
 
 
+@needs_model_profiles
 def test_the_middleware_can_leave_the_profile_alone() -> None:
     model = scripted({"image_tool_message": False})
     agent = agent_with(model, RepairToolCallsMiddleware(use_model_profile=False))

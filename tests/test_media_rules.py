@@ -29,6 +29,7 @@ from tests.media import (
     png_of_size,
     raw_size_for_base64,
 )
+from tests.needs import needs_model_profiles
 
 ANTHROPIC = RepairPolicy(provider="anthropic")
 
@@ -188,6 +189,7 @@ def test_a_model_profile_removes_the_kinds_it_marks_false() -> None:
     ).changed
 
 
+@needs_model_profiles
 def test_a_langchain_model_profile_is_read_as_given() -> None:
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
