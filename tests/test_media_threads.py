@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import io
 import json
 import sqlite3
 import warnings
@@ -21,20 +22,23 @@ import psycopg
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
+from langchain_openai.chat_models.base import _construct_responses_api_input
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import create_react_agent
+from PIL import Image
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy
+from langgraph_checkpoint_repair.cli import main
 from tests.agents import thread
 from tests.batch_runs import head_messages
 from tests.claude_model import AnthropicBadRequest
 from tests.cli_runs import last_json, run_cli
 from tests.fakes import CheckingModel
 from tests.media import ANTHROPIC_LIMIT, MB, b64, png_bytes
-from tests.media_model import media_claude
+from tests.media_model import OpenAIBadRequest, media_claude, openai_chat
 from tests.stores import Store
 
 ANTHROPIC = RepairPolicy(provider="anthropic")
@@ -80,7 +84,8 @@ def big() -> Payload:
 
 @pytest.fixture(scope="module")
 def small() -> Payload:
-    png = png_bytes(64, 48)
+    png = png_bytes(64, 48, noise=True)
+    assert 1024 < len(png) < 1024 * 1024
     return Payload(png, b64(png))
 
 
@@ -385,3 +390,186 @@ async def test_the_command_line_repairs_without_a_copy_and_undo_restores_the_byt
     out = await store.invoke(graph, question, config)
     assert out["messages"][-1].content == "It shows the Example Domain page."
     assert not holds(model.received[-1], big.slice)
+
+
+# 3. media=downscale: the image stays, re-encoded within the limit.
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[tuple[Store, str]]:
+    path = tmp_path / "threads.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        yield Store(saver, is_async=False), f"sqlite:///{path}"
+
+
+def run_main(*argv: str) -> dict[str, Any]:
+    """The command line in this process; its JSON report."""
+    out = io.StringIO()
+    assert main([*argv, "--json"], out=out) == 0
+    parsed: dict[str, Any] = json.loads(out.getvalue().strip().splitlines()[-1])
+    return parsed
+
+
+async def test_downscale_stores_a_smaller_png_claude_takes(
+    sqlite_store: tuple[Store, str], big: Payload
+) -> None:
+    store, target = sqlite_store
+    config = await brick(store, big)
+    thread_id = config["configurable"]["thread_id"]
+    policy = ("--policy", "provider=anthropic", "--policy", "media=downscale")
+    report = run_main("repair", target, *policy, "--min-idle", "0")
+    assert (report["threads_repaired"], report["actions"]) == (1, {"media_downscaled": 1})
+
+    (result,) = results(await head_messages(store, thread_id))
+    text, image = result.content
+    assert text == {"type": "text", "text": f"Screenshot of {URL}"}
+    assert isinstance(image, dict)
+    assert (image["type"], image["mime_type"]) == ("image", "image/png")
+    assert len(image["base64"]) <= ANTHROPIC_LIMIT
+    with Image.open(io.BytesIO(base64.b64decode(image["base64"]))) as png:
+        png.load()
+        assert png.format == "PNG"
+        assert png.width == png.height < 1200  # the same square, smaller
+    assert big.slice not in json.dumps(result.model_dump(), default=str)
+
+    model = media_claude("A noisy square.")
+    question = {"messages": [HumanMessage("Describe it.", id="h3")]}
+    out = await store.invoke(agent(model, store.saver, [screenshot_tool(big)]), question, config)
+    assert out["messages"][-1].content == "A noisy square."
+    (seen,) = results(model.received[-1])
+    assert seen.content[1] == image  # type: ignore[index]
+
+
+# 4. max_result_chars: a 1.2 MB tool output cut to its head and tail.
+
+
+LOG_LINES = 40_000
+
+
+@tool
+def read_log(service: str) -> str:
+    """Read a service's whole log."""
+    lines = [f"{n:06d} {service} GET /health 200 OK" for n in range(LOG_LINES)]
+    return "\n".join(["BEGIN LOG", *lines, "END LOG"])
+
+
+async def test_max_result_chars_cuts_a_huge_tool_result_and_the_thread_goes_on(
+    sqlite_store: tuple[Store, str],
+) -> None:
+    store, target = sqlite_store
+    config = thread()
+    call = AIMessage("", tool_calls=[{"name": "read_log", "args": {"service": "api"}, "id": "c1"}])
+    first = agent(media_claude(call, "The api is healthy."), store.saver, [read_log])
+    await store.invoke(first, {"messages": [HumanMessage("Is the api ok?", id="h1")]}, config)
+    thread_id = config["configurable"]["thread_id"]
+    (stored,) = results(await head_messages(store, thread_id))
+    assert isinstance(stored.content, str) and len(stored.content) > 1_200_000
+
+    scan = run_main("scan", target, "--policy", "max_result_chars=2000", "--min-idle", "0")
+    assert scan["actions"] == {"result_truncated": 1}
+    assert run_main("scan", target, "--min-idle", "0")["threads_needing_repair"] == 0
+    report = run_main("repair", target, "--policy", "max_result_chars=2000", "--min-idle", "0")
+    assert (report["threads_repaired"], report["actions"]) == (1, {"result_truncated": 1})
+
+    (cut,) = results(await head_messages(store, thread_id))
+    assert isinstance(cut.content, str)
+    assert len(cut.content) <= 2000
+    assert cut.content.startswith(stored.content[:500])
+    assert cut.content.endswith(stored.content[-500:])
+    assert "characters of this tool result removed" in cut.content
+    kept = ("tool_call_id", "name", "status", "id")
+    assert [getattr(cut, f) for f in kept] == [getattr(stored, f) for f in kept]
+
+    model = media_claude("Still healthy.")
+    question = {"messages": [HumanMessage("And now?", id="h2")]}
+    out = await store.invoke(agent(model, store.saver, [read_log]), question, config)
+    assert out["messages"][-1].content == "Still healthy."
+    assert results(model.received[-1])[0].content == cut.content
+    again = run_main("scan", target, "--policy", "max_result_chars=2000", "--min-idle", "0")
+    assert again["threads_needing_repair"] == 0
+
+
+# 5. show and scan --list: kind, type and size, never the bytes.
+
+
+async def test_show_and_scan_list_name_the_image_without_its_bytes(
+    sqlite_store: tuple[Store, str], big: Payload
+) -> None:
+    store, target = sqlite_store
+    config = await brick(store, big)
+    thread_id = config["configurable"]["thread_id"]
+    argv = ("show", target, "--thread", thread_id, "--policy", "provider=anthropic")
+    shown = run_cli(*argv, "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout) < 20_000
+    assert big.slice not in shown.stdout
+    preview = last_json(shown.stdout)
+    summary = {"type": "image", "kind": "image", "mime_type": "image/png", "bytes": len(big.png)}
+    assert preview["before"][2]["content"] == [
+        {"type": "text", "text": f"Screenshot of {URL}"},
+        summary,
+    ]
+    assert preview["after"][2]["content"][1] == {"type": "text", "text": big.placeholder}
+    (action,) = preview["actions"]
+    assert (action["kind"], action["tool_call_id"], action["tool_name"], action["index"]) == (
+        "media_removed",
+        CALL_ID,
+        "screenshot",
+        2,
+    )
+    size = f"{len(big.png) / MB:.1f} MB"
+    assert action["detail"].startswith(f"image image/png {size}")
+
+    human = run_cli(*argv, COLUMNS="300")
+    assert human.returncode == 0, human.stderr
+    assert len(human.stdout) < 20_000
+    assert big.slice not in human.stdout
+    assert f"[image image/png {size}]" in human.stdout
+    assert f"media_removed: call #{CALL_ID} screenshot (message 2)" in human.stdout
+
+    listed = run_cli("scan", target, "--list", "--policy", "provider=anthropic", "--min-idle", "0")
+    assert listed.returncode == 0, listed.stderr
+    (line,) = listed.stdout.strip().splitlines()
+    assert line.split("\t")[0] == thread_id
+    assert line.split("\t")[-1] == "media_removed"
+    plain = run_cli("scan", target, "--list", "--min-idle", "0")
+    assert plain.stdout.strip() == ""
+
+
+# 6. OpenAI Chat Completions takes no image in a tool result; the Responses API does.
+
+
+async def test_openai_chat_gets_the_image_out_of_the_tool_result_responses_keeps_it(
+    sqlite_store: tuple[Store, str], small: Payload
+) -> None:
+    store, target = sqlite_store
+    config = thread()
+    thread_id = config["configurable"]["thread_id"]
+    tools = [screenshot_tool(small)]
+    ask = {"messages": [HumanMessage(f"What is on {URL}?", id="h1")]}
+    with pytest.raises(OpenAIBadRequest, match=NOT_TEXT):
+        await store.invoke(agent(openai_chat(SHOT, "unused"), store.saver, tools), ask, config)
+    again = {"messages": [HumanMessage("Hello?", id="h2")]}
+    with pytest.raises(OpenAIBadRequest, match=NOT_TEXT):
+        await store.invoke(agent(openai_chat("unused"), store.saver, tools), again, config)
+
+    stored = await head_messages(store, thread_id)
+    (output,) = [i for i in _construct_responses_api_input(stored) if "output" in i]
+    assert output["output"][1]["type"] == "input_image"  # what Responses is sent, and takes
+    responses = ("--policy", "provider=openai-responses", "--min-idle", "0")
+    assert run_main("scan", target, *responses)["threads_needing_repair"] == 0
+
+    chat = ("--policy", "provider=openai", "--min-idle", "0")
+    report = run_main("repair", target, *chat)
+    assert (report["threads_repaired"], report["actions"]) == (1, {"media_removed": 1})
+    (result,) = results(await head_messages(store, thread_id))
+    assert result.content[0] == {"type": "text", "text": f"Screenshot of {URL}"}
+    assert result.content[1] == {  # type: ignore[index]
+        "type": "text",
+        "text": f"[image removed: image/png, {len(small.png) // 1024} KB; "
+        "openai takes no media in tool results]",
+    }
+    model = openai_chat("It shows the Example Domain page.")
+    question = {"messages": [HumanMessage("What did you see?", id="h3")]}
+    out = await store.invoke(agent(model, store.saver, tools), question, config)
+    assert out["messages"][-1].content == "It shows the Example Domain page."
