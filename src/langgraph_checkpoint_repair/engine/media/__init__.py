@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from operator import attrgetter
 
 from langchain_core.messages import BaseMessage
 
@@ -52,11 +53,27 @@ def repair_content(
     return RepairResult(out, actions, True)
 
 
+_content = attrgetter("content")
+
+
+def _nothing_to_look_at(messages: list[BaseMessage], rules: ContentRules) -> bool:
+    """True when every content is a string within `max_result_chars`: no media can
+    hide there and nothing needs cutting. Decided in C (`map`), so a history
+    without media costs the rules next to nothing."""
+    contents = list(map(_content, messages))
+    if set(map(type, contents)) - {str}:
+        return False
+    limit = rules.max_result_chars
+    return limit is None or max(map(len, contents), default=0) <= limit
+
+
 def _walk(
     messages: list[BaseMessage], rules: ContentRules, in_flight_at: int | None
 ) -> tuple[list[BaseMessage], list[tuple[int, Fix]]]:
     """Each message through the rules, up to the in-flight turn (left as it is)."""
     end = len(messages) if in_flight_at is None else in_flight_at
+    if _nothing_to_look_at(messages if end == len(messages) else messages[:end], rules):
+        return messages, []
     out: list[BaseMessage] | None = None
     fixes: list[tuple[int, Fix]] = []
     limit = rules.max_result_chars
