@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_openai.chat_models.base import _convert_message_to_dict
 
 from tests.claude_model import AnthropicBadRequest, ClaudeLikeModel
-from tests.fakes import CheckingModel
+from tests.fakes import CheckingModel, ProviderModel
 from tests.oracle import anthropic_request
 
 ANTHROPIC_IMAGE_BYTES = 5 * 1024 * 1024
@@ -26,8 +26,9 @@ class OpenAIBadRequest(Exception):
     """What Chat Completions' HTTP 400 `invalid_request_error` becomes."""
 
 
-class MediaClaude(ClaudeLikeModel):
-    """Claude, also refusing an image whose base64 text is over 5 MB."""
+class MediaClaude(ClaudeLikeModel, ProviderModel):
+    """Claude, also refusing an image whose base64 text is over 5 MB (a ProviderModel
+    as well, for the agents that take one; Claude's checks replace its own)."""
 
     def rejection(self, messages: list[BaseMessage]) -> Exception | None:
         error = super().rejection(messages)

@@ -32,13 +32,14 @@ from PIL import Image
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy
 from langgraph_checkpoint_repair.cli import main
-from tests.agents import thread
-from tests.batch_runs import head_messages
+from tests.agents import ToolBox, thread
+from tests.batch_runs import head_messages, run_repair, run_undo
 from tests.claude_model import AnthropicBadRequest
 from tests.cli_runs import last_json, run_cli
 from tests.fakes import CheckingModel
 from tests.media import ANTHROPIC_LIMIT, MB, b64, png_bytes
 from tests.media_model import OpenAIBadRequest, media_claude, openai_chat
+from tests.needs import needs_delta
 from tests.stores import Store
 
 ANTHROPIC = RepairPolicy(provider="anthropic")
@@ -421,6 +422,7 @@ async def test_downscale_stores_a_smaller_png_claude_takes(
     assert (report["threads_repaired"], report["actions"]) == (1, {"media_downscaled": 1})
 
     (result,) = results(await head_messages(store, thread_id))
+    assert isinstance(result.content, list)
     text, image = result.content
     assert text == {"type": "text", "text": f"Screenshot of {URL}"}
     assert isinstance(image, dict)
@@ -437,7 +439,7 @@ async def test_downscale_stores_a_smaller_png_claude_takes(
     out = await store.invoke(agent(model, store.saver, [screenshot_tool(big)]), question, config)
     assert out["messages"][-1].content == "A noisy square."
     (seen,) = results(model.received[-1])
-    assert seen.content[1] == image  # type: ignore[index]
+    assert seen.content[1] == image
 
 
 # 4. max_result_chars: a 1.2 MB tool output cut to its head and tail.
@@ -564,7 +566,7 @@ async def test_openai_chat_gets_the_image_out_of_the_tool_result_responses_keeps
     assert (report["threads_repaired"], report["actions"]) == (1, {"media_removed": 1})
     (result,) = results(await head_messages(store, thread_id))
     assert result.content[0] == {"type": "text", "text": f"Screenshot of {URL}"}
-    assert result.content[1] == {  # type: ignore[index]
+    assert result.content[1] == {
         "type": "text",
         "text": f"[image removed: image/png, {len(small.png) // 1024} KB; "
         "openai takes no media in tool results]",
@@ -573,3 +575,61 @@ async def test_openai_chat_gets_the_image_out_of_the_tool_result_responses_keeps
     question = {"messages": [HumanMessage("What did you see?", id="h3")]}
     out = await store.invoke(agent(model, store.saver, tools), question, config)
     assert out["messages"][-1].content == "It shows the Example Domain page."
+
+
+# 7. A deep agent whose `messages` is a delta channel.
+
+
+class ScreenshotBox(ToolBox):
+    """The deep agent's tools: the browser's screenshot."""
+
+    def __init__(self, payload: Payload) -> None:
+        super().__init__()
+        self.payload = payload
+
+    @property
+    def all(self) -> list[BaseTool]:
+        return [screenshot_tool(self.payload)]
+
+
+@needs_delta
+async def test_a_deep_agent_thread_is_loaded_fixed_repaired_and_restored(
+    store: Store, big: Payload
+) -> None:
+    from tests.delta_agents import deep_agent
+
+    box = ScreenshotBox(big)
+    config = thread()
+    ask = {"messages": [HumanMessage(f"What is on {URL}?", id="h1")]}
+    with pytest.raises(AnthropicBadRequest, match=TOO_BIG):
+        await store.invoke(deep_agent(media_claude(SHOT, "unused"), box, store.saver), ask, config)
+    again = {"messages": [HumanMessage("Hello?", id="h2")]}
+    with pytest.raises(AnthropicBadRequest, match=TOO_BIG):
+        await store.invoke(deep_agent(media_claude("unused"), box, store.saver), again, config)
+    plain = deep_agent(media_claude(), box, store.saver)
+    before = (await store.get_state(plain, config)).values["messages"]
+    assert results(before)[0].content[1]["base64"] == big.data  # type: ignore[index]
+
+    wrapper = PatchingCheckpointer(store.saver, policy=ANTHROPIC)
+    loaded = await store.get_state(deep_agent(media_claude(), box, wrapper), config)
+    (fixed,) = results(loaded.values["messages"])
+    assert fixed.content[1] == {"type": "text", "text": big.placeholder}
+    assert not holds(loaded.values["messages"], big.slice)
+
+    report = await run_repair(store, policy=ANTHROPIC)
+    assert (report.threads_repaired, report.actions) == (1, {"media_removed": 1})
+    repaired = (await store.get_state(plain, config)).values["messages"]
+    assert [m.id for m in repaired] == [m.id for m in before]
+    assert not holds(repaired, big.slice)
+
+    undone = await run_undo(store, report.run_id)
+    assert (undone.threads_restored, undone.threads_skipped) == (1, 0)
+    restored = (await store.get_state(plain, config)).values["messages"]
+    assert [m.model_dump() for m in restored] == [m.model_dump() for m in before]
+
+    assert (await run_repair(store, policy=ANTHROPIC)).threads_repaired == 1
+    model = media_claude("It shows the Example Domain page.")
+    question = {"messages": [HumanMessage("What did you see?", id="h3")]}
+    out = await store.invoke(deep_agent(model, box, store.saver), question, config)
+    assert out["messages"][-1].content == "It shows the Example Domain page."
+    assert not holds(model.received[-1], big.slice)
