@@ -15,6 +15,7 @@ from PIL import Image
 
 from langgraph_checkpoint_repair import HistoryError, RepairPolicy, repair_messages
 from langgraph_checkpoint_repair.engine.media.blocks import find_media
+from langgraph_checkpoint_repair.engine.media.history import history_limits
 from langgraph_checkpoint_repair.engine.media.measure import dimensions
 from langgraph_checkpoint_repair.engine.policy import Provider, policy_from_settings
 from tests.media import (
@@ -360,3 +361,45 @@ def test_settings_and_mistakes() -> None:
         RepairPolicy(model_profile="image_inputs")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         RepairPolicy(max_result_chars=True)
+
+
+def test_request_wide_limits_are_measured_not_fixed() -> None:
+    small: Any = block_forms(b64(png_bytes(30, 30)), "image/png")["standard"]
+    wide: Any = block_forms(b64(png_bytes(2100, 10)), "image/png")["anthropic"]
+    many = [HumanMessage(content=[small] * 20 + [wide], id="h"), AIMessage(content="ok")]
+    assert history_limits(many, "anthropic") == ["anthropic_many_images_over_2000px"]
+    twenty = [HumanMessage(content=[small] * 19 + [wide])]
+    no_wide = [HumanMessage(content=[small] * 30)]
+    assert history_limits(twenty, "anthropic") == history_limits(no_wide, "anthropic") == []
+    assert not repair_messages(many, policy=ANTHROPIC).changed  # each image is within 8000 px
+    heavy = b64(png_of_size(64, 64, 4 * MB))
+    block: Any = block_forms(heavy, "image/png")["standard"]
+    big = [HumanMessage(content=[block] * 7, id="b")]
+    assert history_limits(big, "anthropic") == ["anthropic_request_over_32mb"]
+    assert history_limits(big * 2, "openai") == ["openai_images_over_50mb"]
+    assert history_limits(big, "bedrock") == []
+
+
+def test_scan_counts_threads_over_a_request_limit() -> None:
+    from datetime import timedelta
+
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from langgraph_checkpoint_repair.batch import repair_threads
+
+    small: Any = block_forms(b64(png_bytes(30, 30)), "image/png")["standard"]
+    wide: Any = block_forms(b64(png_bytes(2100, 10)), "image/png")["standard"]
+    graph = StateGraph(MessagesState)
+    graph.add_node("noop", lambda state: {})
+    graph.add_edge(START, "noop")
+    saver = InMemorySaver()
+    app = graph.compile(checkpointer=saver)
+    for n in range(3):
+        images = [small] * 20 + ([wide] if n else [])
+        history = [HumanMessage(content=images, id=f"h{n}"), AIMessage(content="ok", id=f"a{n}")]
+        app.invoke({"messages": history}, {"configurable": {"thread_id": f"t{n}"}})
+    report = repair_threads(saver, dry_run=True, min_idle=timedelta(0), policy=ANTHROPIC)
+    assert report.history_limits == {"anthropic_many_images_over_2000px": 2}
+    assert report.to_json()["history_limits"] == {"anthropic_many_images_over_2000px": 2}
+    assert report.threads_needing_repair == 0

@@ -81,11 +81,18 @@ class RunReport:
     """Channels the run was told to repair that no scanned head holds (a typo, say)."""
     refused_types: set[str] = field(default_factory=set)
     """Stored types the strict serializer refused to build (module.Name)."""
+    history_limits: Counter[str] = field(default_factory=Counter)
+    """Threads over a request-wide media limit of the policy's provider, by code:
+    measured, never fixed (no rule for them is prefix-stable)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def refused(self, names: Iterable[str]) -> None:
         with self._lock:
             self.refused_types.update(names)
+
+    def over_history_limits(self, codes: Iterable[str]) -> None:
+        with self._lock:
+            self.history_limits.update(codes)
 
     def scanned(self, count: int) -> None:
         with self._lock:
@@ -132,6 +139,11 @@ class RunReport:
             "errors": self.errors,
             "refused_types": sorted(self.refused_types),
             **({"channels_not_found": self.channels_not_found} if self.channels_not_found else {}),
+            **(
+                {"history_limits": dict(sorted(self.history_limits.items()))}
+                if self.history_limits
+                else {}
+            ),
             **({"stopped": True} if self.stopped else {}),
         }
 

@@ -12,6 +12,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..delta import aload_rebuilt, load_rebuilt
+from ..engine.media.history import history_limits
 from ..metrics import record_repairs
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
@@ -172,7 +173,14 @@ class _Run:
 
     def assess(self, tup: CheckpointTuple) -> Assessment:
         o = self.options
-        self.report.saw(c for c in o.channels if c in tup.checkpoint["channel_values"])
+        values = tup.checkpoint["channel_values"]
+        self.report.saw(c for c in o.channels if c in values)
+        if o.policy.rewrites_content:
+            for channel in o.channels:
+                if isinstance(values.get(channel), list):
+                    self.report.over_history_limits(
+                        history_limits(values[channel], o.policy.provider)
+                    )
         return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.idle, now=o.started)
 
     def skip_refused(self, tup: CheckpointTuple, names: set[str]) -> None:
