@@ -230,10 +230,18 @@ def test_no_copy_of_removed_bytes_stays_in_additional_kwargs(big_png: str) -> No
     assert fixed.response_metadata["kept"] == "abc"
 
 
-def test_the_in_flight_turn_is_left_as_it_is(big_png: str) -> None:
-    history = turn(block_forms(big_png, "image/png")["standard"], "tool")[:3]
+def test_the_in_flight_message_is_left_but_its_finished_results_are_judged(
+    big_png: str,
+) -> None:
+    """Right after a tool returned a screenshot too big, the model's step is still due:
+    that result bricks the thread, the calls still to run keep their ids."""
+    history = turn(block_forms(big_png, "image/png")["standard"], "ai")[:2]
     assert repair_messages(history, policy=ANTHROPIC, in_flight=True).messages is history
     assert repair_messages(history, policy=ANTHROPIC).changed
+    history = turn(block_forms(big_png, "image/png")["standard"], "tool")[:3]
+    result = repair_messages(history, policy=ANTHROPIC, in_flight=True)
+    assert [(a.kind, a.index) for a in result.actions] == [("media_removed", 2)]
+    assert result.messages[1] is history[1]
 
 
 def test_strict_mode_reports_and_changes_nothing(big_png: str) -> None:

@@ -179,11 +179,6 @@ async def test_every_later_run_fails_until_the_wrapper_loads_the_thread(
     assert done["messages"][-1].content == "Bye."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="content rules skip the in-flight turn: the results of the last AI message "
-    "stay oversized while the agent node is still triggered (engine/media/__init__.py _walk)",
-)
 async def test_the_wrapper_runs_the_thread_right_after_the_failed_call(big: Payload) -> None:
     """The tool returned the screenshot and the very next model call failed: the head
     is [human, ai(call), tool(image)] with the agent node due. A new message (or a

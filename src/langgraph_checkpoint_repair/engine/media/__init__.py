@@ -70,15 +70,18 @@ def _nothing_to_look_at(messages: list[BaseMessage], rules: ContentRules) -> boo
 def _walk(
     messages: list[BaseMessage], rules: ContentRules, in_flight_at: int | None
 ) -> tuple[list[BaseMessage], list[tuple[int, Fix]]]:
-    """Each message through the rules, up to the in-flight turn (left as it is)."""
-    end = len(messages) if in_flight_at is None else in_flight_at
-    if _nothing_to_look_at(messages if end == len(messages) else messages[:end], rules):
+    """Each message through the rules but the in-flight AI message, whose calls may
+    still run. The results already stored after it are finished: a result too big
+    for the model is what bricks a thread right after its tool ran, so they are
+    judged like any other (their ids, which the pending calls need, never change)."""
+    if _nothing_to_look_at(messages, rules):
         return messages, []
     out: list[BaseMessage] | None = None
     fixes: list[tuple[int, Fix]] = []
     limit = rules.max_result_chars
-    for n in range(end):
-        message = messages[n]
+    for n, message in enumerate(messages):
+        if n == in_flight_at:
+            continue
         content = message.content
         if content.__class__ is str and (limit is None or len(content) <= limit):
             continue  # the common case, decided without a call
