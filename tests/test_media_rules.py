@@ -406,7 +406,8 @@ def test_scan_counts_threads_over_a_request_limit() -> None:
     for n in range(3):
         images = [small] * 20 + ([wide] if n else [])
         history = [HumanMessage(content=images, id=f"h{n}"), AIMessage(content="ok", id=f"a{n}")]
-        app.invoke({"messages": history}, {"configurable": {"thread_id": f"t{n}"}})
+        state: Any = {"messages": history}
+        app.invoke(state, {"configurable": {"thread_id": f"t{n}"}})
     report = repair_threads(saver, dry_run=True, min_idle=timedelta(0), policy=ANTHROPIC)
     assert report.history_limits == {"anthropic_many_images_over_2000px": 2}
     assert report.to_json()["history_limits"] == {"anthropic_many_images_over_2000px": 2}
