@@ -70,6 +70,19 @@ MISTAKES = {
         ("repair", "{db}", "--min-idle", "999999999d"), "too long"
     ),
     "strict=maybe": Mistake(("repair", "{db}", "--policy", "strict=maybe"), "not a boolean"),
+    "media=shrink": Mistake(("repair", "{db}", "--policy", "media=shrink"), "RepairPolicy.media"),
+    "max_result_chars=lots": Mistake(
+        ("repair", "{db}", "--policy", "max_result_chars=lots"), "not a number of characters"
+    ),
+    "max_result_chars too small": Mistake(
+        ("repair", "{db}", "--policy", "max_result_chars=50"), "must be at least 200"
+    ),
+    "model_profile not JSON": Mistake(
+        ("scan", "{db}", "--policy", "model_profile=image_inputs=false"), "not a JSON object"
+    ),
+    "downscale without Pillow": Mistake(
+        ("repair", "{db}", "--policy", "media=downscale"), "needs Pillow", situation="no_pillow"
+    ),
     "bad placeholder": Mistake(
         ("repair", "{db}", "--policy", "placeholder={{nope}}"), "not a valid template"
     ),
@@ -137,6 +150,9 @@ def situation(name: str, uri: str, tmp: Path) -> Iterator[str]:
     else:
         if name == "syntax_error":
             (tmp / "broken_settings.py").write_text("def saver(:\n    pass\n")
+        if name == "no_pillow":  # shadows the installed Pillow for the child only
+            (tmp / "PIL").mkdir()
+            (tmp / "PIL" / "__init__.py").write_text("raise ImportError('No module named PIL')\n")
         if name == "exits_on_import":
             (tmp / "exits_on_import.py").write_text("import sys\n\nsys.exit(3)\n")
         yield uri

@@ -124,3 +124,19 @@ def test_pre_model_hook_cuts_a_huge_tool_output_before_the_model_sees_it() -> No
     assert isinstance(result, ToolMessage) and result.tool_call_id == "d1"
     assert len(str(result.content)) <= 5000
     assert str(result.content).startswith("start") and str(result.content).endswith("end")
+
+
+def test_the_agent_server_setting_takes_the_content_rules() -> None:
+    from langgraph_checkpoint_repair.server import settings_from
+
+    text = (
+        "provider=anthropic, media=keep ,max_result_chars=200000,"
+        'model_profile={"image_inputs": false, "pdf_inputs": true}'
+    )
+    policy = settings_from({"LANGGRAPH_REPAIR_POLICY": text})["policy"]
+    assert (policy.provider, policy.media, policy.max_result_chars) == (
+        "anthropic", "keep", 200_000
+    )  # fmt: skip
+    assert policy.model_profile == {"image_inputs": False, "pdf_inputs": True}
+    with pytest.raises(ValueError, match="not a JSON object"):
+        settings_from({"LANGGRAPH_REPAIR_POLICY": "model_profile={image_inputs: false}"})

@@ -34,7 +34,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from .checkpointer import OnRepair, PatchingCheckpointer
 from .engine import RepairPolicy
-from .engine.policy import policy_from_settings
+from .engine.policy import policy_from_settings, split_settings
 from .targets import TargetError, aopen_saver
 
 logger = logging.getLogger("langgraph_checkpoint_repair.server")
@@ -61,7 +61,7 @@ def settings_from(environ: Mapping[str, str]) -> dict[str, Any]:
     channels = environ.get("LANGGRAPH_REPAIR_CHANNELS", "")
     return {
         "pool_size": int(pool),
-        "policy": policy_from_settings(s for s in policy.split(",") if s.strip()),
+        "policy": policy_from_settings(split_settings(policy)),
         "channels": [c.strip() for c in channels.split(",") if c.strip()] or None,
     }
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import re
 import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -119,7 +119,7 @@ class RepairPolicy:
             raise TypeError(f"RepairPolicy.strict must be a bool, not {self.strict!r}")
         _check_placeholder(self.placeholder)
         _check_choice("media", self.media, MEDIA_MODES)
-        if self.media == "downscale" and importlib.util.find_spec("PIL") is None:
+        if self.media == "downscale" and not _has_pillow():
             raise ValueError(
                 "RepairPolicy.media='downscale' needs Pillow: "
                 "pip install 'langgraph-checkpoint-repair[media]'"
@@ -194,6 +194,14 @@ def _check_choice(field: str, value: object, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"RepairPolicy.{field} must be one of {allowed}, not {value!r}")
 
 
+def _has_pillow() -> bool:
+    try:
+        import PIL.Image  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _profile(profile: object) -> dict[str, bool] | None:
     """The profile keys the rules read, copied (a model's profile may change later)."""
     if profile is None:
@@ -252,6 +260,15 @@ def policy_from_settings(settings: Iterable[str]) -> RepairPolicy:
             raise ValueError(f"not a policy setting: {setting!r} (KEY=VALUE with KEY in {fields})")
         values[key] = _setting_value(setting, key, value)
     return RepairPolicy(**values)
+
+
+def split_settings(text: str) -> list[str]:
+    """`provider=anthropic, model_profile={"image_inputs": false, "pdf_inputs": true}`:
+    one setting per comma that starts a new `KEY=`, so a JSON value keeps its own."""
+    return [part for part in _NEXT_SETTING.split(text) if part.strip()]
+
+
+_NEXT_SETTING = re.compile(r",(?=\s*[A-Za-z_]+\s*=)")
 
 
 def _setting_value(setting: str, key: str, value: str) -> Any:
