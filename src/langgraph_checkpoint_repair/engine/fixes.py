@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from .actions import ActionKind, RepairAction, fast_action
 from .calls import Call, MessageCalls
 from .policy import DEFAULT_TEXTS, PendingCall, RepairPolicy
-from .synthetic import Maker, placeholder_id, result_maker, synthetic_result, text_maker
+from .synthetic import Maker, placeholder_id, result_maker, synthetic_result
 from .traces import without_calls
 
 BlockFix = Callable[[AIMessage, int, Any, list[BaseMessage]], None]
@@ -31,11 +31,19 @@ class Fixer:
         self.policy = policy
         self.in_flight_ai = in_flight_ai
         self.actions: list[RepairAction] = []
+        self._unrepairable = 0
         self._taken_ids: set[str] = set()
         self._fillers = policy.fillers()
 
     def act(self, kind: ActionKind, call_id: str | None, name: str | None, index: int) -> None:
         self.actions.append(RepairAction(kind, call_id, name, index))
+        if kind == "unrepairable":
+            self._unrepairable += 1
+
+    def changed_anything(self) -> bool:
+        """Whether an action changed the history: all but `unrepairable` do.
+        Counted as they come, as a broken store has thousands of actions."""
+        return len(self.actions) > self._unrepairable
 
     def fix_call_message(
         self, index: int, message: AIMessage, calls: MessageCalls, unanswered: Sequence[Call]
@@ -68,12 +76,13 @@ class Fixer:
         def fix(message: AIMessage, ai_index: int, waiting: Any, out: list[BaseMessage]) -> None:
             if ai_index == in_flight_ai:
                 return
-            entries = message.tool_calls
-            if type(waiting) is not str:
-                entries = [entry for entry in entries if entry["id"] in waiting]
+            lone = type(waiting) is str
             ai_id = message.id or ai_index
-            for entry in entries:
-                call_id, name = entry["id"] or "", entry.get("name") or ""
+            for entry in message.tool_calls:
+                call_id: str = entry["id"]  # type: ignore[assignment]  # sound: a str
+                if not lone and call_id not in waiting:
+                    continue
+                name = entry.get("name") or ""
                 if make is None:
                     self._answer(call_id, name, entry.get("args"), False, ai_index, out)
                     continue
@@ -95,7 +104,7 @@ class Fixer:
         template = self.policy.placeholder
         if not isinstance(template, str):
             template = DEFAULT_TEXTS[self.policy.language][reason]
-        return result_maker(text_maker(template, reason, fill), reason)
+        return result_maker(template, reason, fill)
 
     def _answer(
         self,

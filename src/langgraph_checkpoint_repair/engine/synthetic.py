@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Callable
 
@@ -70,25 +71,36 @@ def synthetic_result(
     return result
 
 
-Text = Callable[[str, str], str]
-"""(name, call id) -> the content of a synthetic result, for one reason."""
+Filler = Callable[[str, str, str], str]
+"""(name, call id, reason) -> the content of a synthetic result."""
 Maker = Callable[[str, str, str], ToolMessage]
 """(call id, name, message id) -> the synthetic result, for one reason."""
 
 
-def result_maker(text: Text, reason: str) -> Maker:
-    """`synthetic_result` for one reason, its content made by `text`, in one call.
+def result_maker(template: str, reason: str, fill: Filler) -> Maker:
+    """`synthetic_result` for one reason, in one call, its content `template`
+    filled as `fill` fills it.
 
     A broken store has one dangling call in every few turns, and each costs
-    what building its result costs: here the template's lookups are done once,
-    not once per result. The result is the same as `synthetic_result`'s.
+    what building its result costs, so what can be is done once here: the
+    template's lookups, and the template split around `{name}` and `{id}`
+    when it has just those, in that order (as the default texts do), to be
+    joined as an f-string joins: that formats each value exactly as
+    `str.format` does, at a third of the cost. The result is the same as
+    `synthetic_result`'s.
     """
-    template, fields_set = _TEMPLATE_FIELDS, _TEMPLATE_FIELDS_SET
+    pieces = _name_then_id(template)
+    head, middle, tail = pieces or ("", "", "")
+    by_pieces = pieces is not None
+    fields_template, fields_set = _TEMPLATE_FIELDS, _TEMPLATE_FIELDS_SET
     new, set_slot, tool_message, marker_key = _new_tool_message, _set, ToolMessage, MARKER_KEY
 
     def make(call_id: str, name: str, message_id: str) -> ToolMessage:
-        fields = template.copy()
-        fields["content"] = text(name, call_id)
+        fields = fields_template.copy()
+        if by_pieces:
+            fields["content"] = f"{head}{name}{middle}{call_id}{tail}"
+        else:
+            fields["content"] = fill(name, call_id, reason)
         fields["tool_call_id"] = call_id
         fields["name"] = name
         fields["id"] = message_id
@@ -104,20 +116,7 @@ def result_maker(text: Text, reason: str) -> Maker:
     return make
 
 
-def text_maker(template: str, reason: str, fallback: Callable[[str, str, str], str]) -> Text:
-    """The content of a synthetic result as a function of (name, call id).
-
-    A template that names the call and then its id, as the default texts do,
-    is split once around the two fields and joined as an f-string joins, which
-    formats each value exactly as `str.format` does, at a third of the cost.
-    Any other template goes through `fallback` (name, id, reason)."""
-    pieces = _name_then_id(template)
-    if pieces is None:
-        return lambda name, call_id: fallback(name, call_id, reason)
-    head, middle, tail = pieces
-    return lambda name, call_id: f"{head}{name}{middle}{call_id}{tail}"
-
-
+@functools.lru_cache(maxsize=64)
 def _name_then_id(template: str) -> tuple[str, str, str] | None:
     """(text before `{name}`, between it and `{id}`, after) when the template has
     just those two fields, in that order, without format specs or conversions;
