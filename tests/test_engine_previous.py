@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from langchain_core.load import dumpd
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
@@ -24,7 +26,7 @@ from langchain_core.messages import (
 )
 
 from langgraph_checkpoint_repair import PendingCall, RepairPolicy, repair_messages
-from langgraph_checkpoint_repair.engine import PROVIDERS
+from langgraph_checkpoint_repair.engine import MARKER_KEY, PROVIDERS
 from tests.generated import damage, messy_history, named_text, policies
 from tests.previous_engine import previous_repair
 
@@ -124,3 +126,42 @@ def test_provider_hygiene_comes_out_as_before(
     policy = RepairPolicy(provider=provider)
     expected = outcome(previous_repair, history, policy, in_flight)
     assert outcome(repair_messages, history, policy, in_flight) == expected
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [RepairPolicy(), RepairPolicy(language="zh"), RepairPolicy(placeholder="{reason}: {id}")],
+)
+def test_synthetic_results_are_the_validated_tool_messages(policy: RepairPolicy) -> None:
+    """Made without validation, a synthetic result is what validation makes: equal,
+    the same fields set, the same dumps and repr, and its own mutable parts."""
+    calls: list[Any] = [{"name": "search", "args": {}, "id": i} for i in ("c1", "c2")]
+    history: list[BaseMessage] = [
+        HumanMessage("q"),
+        AIMessage("", id="a1", tool_calls=calls[:1]),
+        AIMessage("", id="a2", tool_calls=calls),
+        HumanMessage("again"),
+    ]
+    made = [m for m in repair_messages(history, policy=policy).messages if m.type == "tool"]
+    before = [m for m in previous_repair(history, policy=policy).messages if m.type == "tool"]
+    assert len(made) == 3
+    for new, old in zip(made, before, strict=True):
+        validated = ToolMessage(
+            content=old.content,
+            tool_call_id=old.tool_call_id,  # type: ignore[attr-defined]
+            name=old.name,
+            status="error",
+            id=old.id,
+            response_metadata=old.response_metadata,
+        )
+        assert new == validated == old
+        assert new.model_fields_set == validated.model_fields_set
+        assert new.model_dump() == validated.model_dump()
+        assert new.model_dump(exclude_unset=True) == validated.model_dump(exclude_unset=True)
+        assert dumpd(new) == dumpd(validated)
+        assert repr(new) == repr(validated)
+    first, second = made[0], made[1]
+    for part in ("additional_kwargs", "response_metadata"):
+        assert getattr(first, part) is not getattr(second, part)
+    assert first.model_fields_set is not second.model_fields_set
+    assert first.response_metadata[MARKER_KEY] is not second.response_metadata[MARKER_KEY]

@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 from langchain_core.messages import BaseMessage, ToolMessage
 
+from .policy import Filler
+
 MARKER_KEY = "langgraph_checkpoint_repair"
 """Key in `response_metadata` that marks a ToolMessage as written by this library."""
 
@@ -71,8 +73,6 @@ def synthetic_result(
     return result
 
 
-Filler = Callable[[str, str, str], str]
-"""(name, call id, reason) -> the content of a synthetic result."""
 Maker = Callable[[str, str, str], ToolMessage]
 """(call id, name, message id) -> the synthetic result, for one reason."""
 

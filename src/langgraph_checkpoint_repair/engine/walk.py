@@ -6,7 +6,10 @@ its open block still waits for (one id, or a set for parallel calls), so a
 valid history costs no allocation beyond those sets, and results answered in
 any order cost the same. A block found wrong (a call unanswered, without an
 id, or with an id used twice) is rebuilt when it closes; everything between
-wrong blocks is copied by reference, a slice at a time.
+wrong blocks is copied by reference, a slice at a time. The usual wrong block
+only lacks results (calls with ids of their own, valid arguments): the
+fixer's block fix answers it at once, while the block is still in the CPU
+caches, without the general bookkeeping; the rest go through `_rebuild`.
 
 A result outside the block of the call it answers (a stray) may answer a call
 anywhere earlier, so the walk gives up and `strays` decides.
