@@ -14,11 +14,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from .actions import ActionKind, RepairAction, fast_action
 from .calls import Call, MessageCalls
-from .policy import PendingCall, RepairPolicy
-from .synthetic import placeholder_id, synthetic_result
+from .policy import DEFAULT_TEXTS, PendingCall, RepairPolicy
+from .synthetic import Maker, placeholder_id, result_maker, synthetic_result
 from .traces import without_calls
 
-LoneCallFix = Callable[[AIMessage, int, list[BaseMessage]], None]
+BlockFix = Callable[[AIMessage, int, Any, list[BaseMessage]], None]
 
 
 class Fixer:
@@ -31,11 +31,19 @@ class Fixer:
         self.policy = policy
         self.in_flight_ai = in_flight_ai
         self.actions: list[RepairAction] = []
+        self._unrepairable = 0
         self._taken_ids: set[str] = set()
         self._fillers = policy.fillers()
 
     def act(self, kind: ActionKind, call_id: str | None, name: str | None, index: int) -> None:
         self.actions.append(RepairAction(kind, call_id, name, index))
+        if kind == "unrepairable":
+            self._unrepairable += 1
+
+    def changed_anything(self) -> bool:
+        """Whether an action changed the history: all but `unrepairable` do.
+        Counted as they come, as a broken store has thousands of actions."""
+        return len(self.actions) > self._unrepairable
 
     def fix_call_message(
         self, index: int, message: AIMessage, calls: MessageCalls, unanswered: Sequence[Call]
@@ -55,32 +63,48 @@ class Fixer:
         if ai_index != self.in_flight_ai and self.policy.dangling == "placeholder":
             self._answer(call.id, call.name, call.args, call.invalid, ai_index, out)
 
-    def lone_call_fix(self) -> LoneCallFix | None:
-        """How to answer the only call of an AIMessage that got no result (the
-        usual dangling call) without the general bookkeeping: this runs once
-        per broken turn of a broken store. None when the policy drops calls."""
+    def block_fix(self) -> BlockFix | None:
+        """How to answer the calls of a sound block (ids present and distinct, no
+        invalid call) that got no result, without the general bookkeeping: this
+        runs once per broken turn of a broken store. None when the policy drops
+        calls. `waiting` is the one id left unanswered, or the set of them."""
         if self.policy.dangling != "placeholder":
             return None
-        fill = self._fillers.get("cancelled")
+        make = self._result_maker("cancelled")
         in_flight_ai, taken, add_action = self.in_flight_ai, self._taken_ids, self.actions.append
 
-        def fix(message: AIMessage, ai_index: int, out: list[BaseMessage]) -> None:
+        def fix(message: AIMessage, ai_index: int, waiting: Any, out: list[BaseMessage]) -> None:
             if ai_index == in_flight_ai:
                 return
-            entry = message.tool_calls[0]
-            call_id, name = entry["id"] or "", entry.get("name") or ""
-            if fill is None:
-                self._answer(call_id, name, entry.get("args"), False, ai_index, out)
-                return
-            text = fill(name, call_id, "cancelled")
-            message_id = f"repair-{call_id}-{message.id or ai_index}"
-            if message_id in taken:
-                message_id = placeholder_id(call_id, message.id, ai_index, taken)
-            taken.add(message_id)
-            out.append(synthetic_result(text, call_id, name, message_id, "cancelled"))
-            add_action(fast_action("placeholder", call_id, name, ai_index))
+            lone = type(waiting) is str
+            ai_id = message.id or ai_index
+            for entry in message.tool_calls:
+                call_id: str = entry["id"]  # type: ignore[assignment]  # sound: a str
+                if not lone and call_id not in waiting:
+                    continue
+                name = entry.get("name") or ""
+                if make is None:
+                    self._answer(call_id, name, entry.get("args"), False, ai_index, out)
+                    continue
+                message_id = f"repair-{call_id}-{ai_id}"
+                if message_id in taken:
+                    message_id = placeholder_id(call_id, message.id, ai_index, taken)
+                taken.add(message_id)
+                out.append(make(call_id, name, message_id))
+                add_action(fast_action("placeholder", call_id, name, ai_index))
 
         return fix
+
+    def _result_maker(self, reason: str) -> Maker | None:
+        """The synthetic results for `reason`, made in one call; None for a
+        callable placeholder, which sees each call."""
+        fill = self._fillers.get(reason)
+        if fill is None:
+            return None
+        template = self.policy.placeholder
+        if not isinstance(template, str):
+            template = DEFAULT_TEXTS[self.policy.language][reason]
+        return result_maker(template, reason, fill)
 
     def _answer(
         self,

@@ -49,7 +49,7 @@ def repair_messages(
         repaired = repair_strays(as_list, in_flight, fixer)
     if policy.strict and fixer.actions:
         raise HistoryError(fixer.actions)
-    if all(a.kind == "unrepairable" for a in fixer.actions):
+    if not fixer.changed_anything():
         return RepairResult(as_list, tuple(fixer.actions), False)
     return RepairResult(repaired, tuple(fixer.actions), True)
 

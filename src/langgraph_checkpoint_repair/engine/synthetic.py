@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import string
+from collections.abc import Callable
+
 from langchain_core.messages import BaseMessage, ToolMessage
+
+from .policy import Filler
 
 MARKER_KEY = "langgraph_checkpoint_repair"
 """Key in `response_metadata` that marks a ToolMessage as written by this library."""
@@ -65,3 +71,68 @@ def synthetic_result(
     _set(result, "__pydantic_extra__", {})
     _set(result, "__pydantic_private__", None)
     return result
+
+
+Maker = Callable[[str, str, str], ToolMessage]
+"""(call id, name, message id) -> the synthetic result, for one reason."""
+
+
+def result_maker(template: str, reason: str, fill: Filler) -> Maker:
+    """`synthetic_result` for one reason, in one call, its content `template`
+    filled as `fill` fills it.
+
+    A broken store has one dangling call in every few turns, and each costs
+    what building its result costs, so what can be is done once here: the
+    template's lookups, and the template split around `{name}` and `{id}`
+    when it has just those, in that order (as the default texts do), to be
+    joined as an f-string joins: that formats each value exactly as
+    `str.format` does, at a third of the cost. The result is the same as
+    `synthetic_result`'s.
+    """
+    pieces = _name_then_id(template)
+    head, middle, tail = pieces or ("", "", "")
+    by_pieces = pieces is not None
+    fields_template, fields_set = _TEMPLATE_FIELDS, _TEMPLATE_FIELDS_SET
+    new, set_slot, tool_message, marker_key = _new_tool_message, _set, ToolMessage, MARKER_KEY
+
+    def make(call_id: str, name: str, message_id: str) -> ToolMessage:
+        fields = fields_template.copy()
+        if by_pieces:
+            fields["content"] = f"{head}{name}{middle}{call_id}{tail}"
+        else:
+            fields["content"] = fill(name, call_id, reason)
+        fields["tool_call_id"] = call_id
+        fields["name"] = name
+        fields["id"] = message_id
+        fields["additional_kwargs"] = {}
+        fields["response_metadata"] = {marker_key: {"synthetic": True, "reason": reason}}
+        result = new(tool_message)
+        set_slot(result, "__dict__", fields)
+        set_slot(result, "__pydantic_fields_set__", fields_set.copy())
+        set_slot(result, "__pydantic_extra__", {})
+        set_slot(result, "__pydantic_private__", None)
+        return result
+
+    return make
+
+
+@functools.lru_cache(maxsize=64)
+def _name_then_id(template: str) -> tuple[str, str, str] | None:
+    """(text before `{name}`, between it and `{id}`, after) when the template has
+    just those two fields, in that order, without format specs or conversions;
+    else None."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        return None
+    literals, fields = [""], []
+    for literal, field, spec, conversion in parsed:
+        literals[-1] += literal
+        if field is not None:
+            if spec or conversion:
+                return None
+            fields.append(field)
+            literals.append("")
+    if fields != ["name", "id"]:
+        return None
+    return literals[0], literals[1], literals[2]

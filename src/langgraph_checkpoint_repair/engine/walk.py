@@ -6,7 +6,10 @@ its open block still waits for (one id, or a set for parallel calls), so a
 valid history costs no allocation beyond those sets, and results answered in
 any order cost the same. A block found wrong (a call unanswered, without an
 id, or with an id used twice) is rebuilt when it closes; everything between
-wrong blocks is copied by reference, a slice at a time.
+wrong blocks is copied by reference, a slice at a time. The usual wrong block
+only lacks results (calls with ids of their own, valid arguments): the
+fixer's block fix answers it at once, while the block is still in the CPU
+caches, without the general bookkeeping; the rest go through `_rebuild`.
 
 A result outside the block of the call it answers (a stray) may answer a call
 anywhere earlier, so the walk gives up and `strays` decides.
@@ -51,32 +54,25 @@ class _RuleFailed(Exception):
 
 
 def _walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[BaseMessage] | None:
-    kinds, tool_class, ai_class, human_class = KIND_BY_CLASS, ToolMessage, AIMessage, HumanMessage
+    tool_class, ai_class, human_class = ToolMessage, AIMessage, HumanMessage
     out: list[BaseMessage] | None = None  # made at the first wrong block
     copied = 0  # messages[:copied] are in `out`
     block = -1
     waiting: Any = None  # None, the one id still unanswered, or a set of them
     wrong = False  # the open block has a call without an id or an id used twice
-    lone_fix = fixer.lone_call_fix()
+    plain = True  # the open block has no invalid call: `fix` may answer it
+    fix = fixer.block_fix()
     for i, message in enumerate(messages):
         cls = type(message)  # identity tests first: the three common classes
-        if cls is tool_class:
-            kind = TOOL
-        elif cls is ai_class:
-            kind = AI
-        elif cls is human_class:
-            kind = 0
-        else:
-            kind = kinds.get(cls, -1)
-            if kind < 0:
-                kind = kind_of(message, i)
-        if kind == TOOL:
-            if waiting is None:
-                return None
-            if type(waiting) is str:
+        if cls is tool_class or (
+            cls is not ai_class and cls is not human_class and kind_of(message, i) == TOOL
+        ):
+            if type(waiting) is str:  # the usual block: one call
                 if message.tool_call_id != waiting:  # type: ignore[attr-defined]
                     return None
                 waiting = None
+            elif waiting is None:
+                return None
             else:
                 try:
                     waiting.remove(message.tool_call_id)  # type: ignore[attr-defined]
@@ -85,30 +81,36 @@ def _walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[Ba
                 if not waiting:
                     waiting = None
             continue
-        if waiting is not None or wrong:
+        if waiting is not None or wrong:  # the open block is short of results, or wrong
             if out is None:
                 out = []
-            if lone_fix is not None and type(waiting) is str and not wrong:
-                out += messages[copied:i]  # the usual case: one call, no result
+            if plain and not wrong and fix is not None:  # the usual case: calls unanswered
+                out += messages[copied:i]
                 try:
-                    lone_fix(messages[block], block, out)  # type: ignore[arg-type]
+                    fix(messages[block], block, waiting, out)  # type: ignore[arg-type]
                 except Exception as error:
                     raise _RuleFailed(error) from error
             else:
                 out += messages[copied:block]
                 _apply(_rebuild, messages, block, i, fixer, out)
             copied, waiting, wrong = i, None, False
-        if kind == AI:
+        if cls is ai_class or (cls is not human_class and KIND_BY_CLASS[cls] == AI):
             calls = message.tool_calls  # type: ignore[attr-defined]
-            if message.invalid_tool_calls or len(calls) > 1:  # type: ignore[attr-defined]
-                block = i
+            if message.invalid_tool_calls:  # type: ignore[attr-defined]
+                block, plain = i, False
                 waiting, sound = _waiting_ids(message)  # type: ignore[arg-type]
                 wrong = not sound
             elif calls:
-                block = i
-                waiting = calls[0]["id"]
-                if not waiting:
-                    waiting, wrong = None, True
+                block, plain = i, True
+                if len(calls) == 1:
+                    waiting = calls[0]["id"]
+                    if not waiting:
+                        waiting, wrong = None, True
+                else:
+                    waiting = set(map(_id_of, calls))
+                    if len(waiting) != len(calls) or "" in waiting or None in waiting:
+                        waiting, sound = _waiting_ids(message)  # type: ignore[arg-type]
+                        wrong = not sound
     if wrong or (waiting is not None and not in_flight):
         if out is None:
             out = []
