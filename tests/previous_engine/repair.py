@@ -36,7 +36,7 @@ def repair_messages(
     """
     policy = policy or DEFAULT_POLICY
     if policy.provider is not None:  # pairing first, then that provider's own rules
-        return repair_for_provider(messages, policy, in_flight, repair_messages)
+        return repair_for_provider(messages, policy, in_flight, _pairing)
     as_list = messages if isinstance(messages, list) else list(messages)
     fixer = Fixer(as_list, policy, _in_flight_ai(as_list, in_flight))
     repaired = walk(as_list, in_flight, fixer)
@@ -60,3 +60,11 @@ def _in_flight_ai(messages: list[BaseMessage], in_flight: bool) -> int | None:
     while i >= 0 and isinstance(messages[i], ToolMessage):
         i -= 1
     return i if i >= 0 and isinstance(messages[i], AIMessage) else None
+
+
+def _pairing(
+    messages: Sequence[BaseMessage], policy: RepairPolicy, in_flight: bool, notes: object
+) -> RepairResult:
+    """The pairing repair as the package's provider rules call it (the notes are the
+    content rules', which this engine predates)."""
+    return repair_messages(messages, policy=policy, in_flight=in_flight)

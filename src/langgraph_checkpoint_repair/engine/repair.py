@@ -19,7 +19,7 @@ from .hygiene import repair_for_provider
 from .media import repair_content
 from .policy import DEFAULT_POLICY, RepairPolicy
 from .strays import repair_strays
-from .walk import walk
+from .walk import ContentNotes, walk
 
 
 def repair_messages(
@@ -36,12 +36,23 @@ def repair_messages(
     """
     policy = policy or DEFAULT_POLICY
     if policy.rewrites_content:  # pairing and hygiene first, then the content rules
-        return repair_content(messages, policy, in_flight, repair_messages)
+        return repair_content(messages, policy, in_flight, _repair)
+    return _repair(messages, policy, in_flight)
+
+
+def _repair(
+    messages: Sequence[BaseMessage],
+    policy: RepairPolicy,
+    in_flight: bool,
+    notes: ContentNotes | None = None,
+) -> RepairResult:
+    """Pairing (and the provider's rules); `notes` collects what the content rules
+    must look at, filled by the pairing walk as it goes."""
     if policy.provider is not None:  # pairing first, then that provider's own rules
-        return repair_for_provider(messages, policy, in_flight, repair_messages)
+        return repair_for_provider(messages, policy, in_flight, _repair, notes)
     as_list = messages if isinstance(messages, list) else list(messages)
     fixer = Fixer(as_list, policy, _in_flight_ai(as_list, in_flight))
-    repaired = walk(as_list, in_flight, fixer)
+    repaired = walk(as_list, in_flight, fixer, notes)
     if repaired is as_list:
         return RepairResult(as_list, (), False)
     if repaired is None:

@@ -17,6 +17,7 @@ anywhere earlier, so the walk gives up and `strays` decides.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
@@ -30,14 +31,18 @@ from .kinds import AI, KIND_BY_CLASS, TOOL, NotAMessage, kind_of
 _id_of = itemgetter("id")
 
 
-def walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[BaseMessage] | None:
+def walk(
+    messages: list[BaseMessage], in_flight: bool, fixer: Fixer, notes: ContentNotes | None = None
+) -> list[BaseMessage] | None:
     """`messages` itself when valid, a repaired copy, or None when a result strays
     (then `fixer` holds partial work and is to be dropped).
 
     With `in_flight`, the last block may still wait for results: its calls may run.
+    With `notes`, the walk also lists the messages the content rules must look at,
+    while each message is at hand (a second pass would cost as much as the walk).
     """
     try:
-        return _walk(messages, in_flight, fixer)
+        return _walk(messages, in_flight, fixer, notes)
     except NotAMessage:
         raise
     except _RuleFailed as failed:  # e.g. a placeholder callable: not to be called twice
@@ -53,8 +58,22 @@ class _RuleFailed(Exception):
         self.error = error
 
 
-def _walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[BaseMessage] | None:
+class ContentNotes:
+    """Positions whose content is not a string, or a string over `cap` characters
+    (a tool result to cut); `complete` once the walk has seen every message."""
+
+    def __init__(self, cap: int | None) -> None:
+        self.cap = sys.maxsize if cap is None else cap
+        self.positions: list[int] = []
+        self.complete = False
+
+
+def _walk(
+    messages: list[BaseMessage], in_flight: bool, fixer: Fixer, notes: ContentNotes | None
+) -> list[BaseMessage] | None:
     tool_class, ai_class, human_class = ToolMessage, AIMessage, HumanMessage
+    noted = notes.positions if notes is not None else None
+    cap = notes.cap if notes is not None else 0
     out: list[BaseMessage] | None = None  # made at the first wrong block
     copied = 0  # messages[:copied] are in `out`
     block = -1
@@ -63,6 +82,12 @@ def _walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[Ba
     plain = True  # the open block has no invalid call: `fix` may answer it
     fix = fixer.block_fix()
     for i, message in enumerate(messages):
+        if noted is not None:
+            content = message.content
+            if content.__class__ is not str or (
+                len(content) > cap and isinstance(message, tool_class)
+            ):
+                noted.append(i)
         cls = type(message)  # identity tests first: the three common classes
         if cls is tool_class or (
             cls is not ai_class and cls is not human_class and kind_of(message, i) == TOOL
@@ -117,6 +142,8 @@ def _walk(messages: list[BaseMessage], in_flight: bool, fixer: Fixer) -> list[Ba
         out += messages[copied:block]
         _apply(_rebuild, messages, block, len(messages), fixer, out)
         copied = len(messages)
+    if notes is not None:
+        notes.complete = True
     if out is None:
         return messages
     out += messages[copied:]

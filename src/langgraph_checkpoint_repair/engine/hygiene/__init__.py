@@ -17,16 +17,21 @@ from ..policy import RepairPolicy
 from .walk import HygieneWalk
 
 Pairing = Callable[..., RepairResult]
-"""`repair_messages` itself, handed in so that this package imports nothing above it."""
+"""The pairing repair, handed in so that this package imports nothing above it."""
 
 
 def repair_for_provider(
-    messages: Sequence[BaseMessage], policy: RepairPolicy, in_flight: bool, pairing: Pairing
+    messages: Sequence[BaseMessage],
+    policy: RepairPolicy,
+    in_flight: bool,
+    pairing: Pairing,
+    notes: object = None,
 ) -> RepairResult:
-    """The pairing repair, then `policy.provider`'s rules; strict mode reports both."""
+    """The pairing repair, then `policy.provider`'s rules; strict mode reports both.
+    `notes` goes to the pairing walk (see `walk.ContentNotes`)."""
     assert policy.provider is not None
     portable = replace(policy, provider=None, strict=False)
-    paired = pairing(messages, policy=portable, in_flight=in_flight)
+    paired = pairing(messages, portable, in_flight, notes)
     walk = HygieneWalk(policy.provider, policy.language, in_flight_ai(paired.messages, in_flight))
     out = walk.run(paired.messages)
     positions = input_positions(messages, paired.messages)

@@ -20,10 +20,12 @@ from ..actions import HistoryError, RepairAction, RepairResult
 from ..hygiene import in_flight_ai, input_positions
 from ..hygiene.fixes import Fix
 from ..policy import RepairPolicy
+from ..walk import ContentNotes
 from .rules import ContentRules, rules_for
 
-Pairing = Callable[..., RepairResult]
-"""`repair_messages` itself, handed in so that this package imports nothing above it."""
+Pairing = Callable[[Sequence[BaseMessage], RepairPolicy, bool, ContentNotes], RepairResult]
+"""The pairing repair (and hygiene), handed in so that this package imports nothing
+above it; it fills the `ContentNotes` as its walk goes."""
 
 
 def repair_content(
@@ -31,7 +33,8 @@ def repair_content(
 ) -> RepairResult:
     """The pairing repair and hygiene, then the content rules; strict mode reports all."""
     earlier = replace(policy, media="keep", max_result_chars=None, model_profile=None, strict=False)
-    paired = pairing(messages, policy=earlier, in_flight=in_flight)
+    notes = ContentNotes(policy.max_result_chars)
+    paired = pairing(messages, earlier, in_flight, notes)
     rules = rules_for(
         policy.provider,
         policy.model_profile,
@@ -39,7 +42,8 @@ def repair_content(
         policy.max_result_chars,
         policy.language,
     )
-    out, fixes = _walk(paired.messages, rules, in_flight_ai(paired.messages, in_flight))
+    noted = notes.positions if notes.complete and paired.messages is messages else None
+    out, fixes = _walk(paired.messages, rules, in_flight_ai(paired.messages, in_flight), noted)
     if not fixes:
         if policy.strict and paired.actions:
             raise HistoryError(paired.actions)
@@ -68,18 +72,22 @@ def _nothing_to_look_at(messages: list[BaseMessage], rules: ContentRules) -> boo
 
 
 def _walk(
-    messages: list[BaseMessage], rules: ContentRules, in_flight_at: int | None
+    messages: list[BaseMessage],
+    rules: ContentRules,
+    in_flight_at: int | None,
+    noted: list[int] | None,
 ) -> tuple[list[BaseMessage], list[tuple[int, Fix]]]:
     """Each message through the rules but the in-flight AI message, whose calls may
     still run. The results already stored after it are finished: a result too big
     for the model is what bricks a thread right after its tool ran, so they are
     judged like any other (their ids, which the pending calls need, never change)."""
-    if _nothing_to_look_at(messages, rules):
+    if noted is None and _nothing_to_look_at(messages, rules):
         return messages, []
     out: list[BaseMessage] | None = None
     fixes: list[tuple[int, Fix]] = []
     limit = rules.max_result_chars
-    for n, message in enumerate(messages):
+    for n in range(len(messages)) if noted is None else noted:
+        message = messages[n]
         if n == in_flight_at:
             continue
         content = message.content
