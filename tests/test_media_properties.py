@@ -5,6 +5,7 @@ change no copy) and no removed payload left anywhere."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import given, settings
@@ -12,7 +13,10 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langgraph_checkpoint_repair import RepairPolicy, repair_messages
+from langgraph_checkpoint_repair.engine.hygiene import in_flight_ai
+from langgraph_checkpoint_repair.engine.media import apply_content_rules
 from langgraph_checkpoint_repair.engine.media.blocks import find_media
+from langgraph_checkpoint_repair.engine.media.rules import rules_for
 from tests.media import b64, block_forms, document_forms, png_of_size
 
 WIDE = b64(png_of_size(9000, 2, 400))
@@ -85,3 +89,19 @@ def test_prefix_stable(history: list[BaseMessage], policy: RepairPolicy, data: A
     whole = repair_messages(history, policy=policy).messages
     prefix = repair_messages(history[:cut], policy=policy).messages
     assert whole[: len(prefix)] == prefix
+
+
+@settings(max_examples=150, deadline=None)
+@given(histories(), st.sampled_from(POLICIES), st.booleans())
+def test_what_the_walk_lists_is_what_a_whole_look_finds(
+    history: list[BaseMessage], policy: RepairPolicy, in_flight: bool
+) -> None:
+    """The pairing walk lists the messages the content rules read; reading every
+    message instead (the reference) gives the same history."""
+    earlier = replace(policy, media="keep", max_result_chars=None, model_profile=None)
+    paired = repair_messages(history, policy=earlier, in_flight=in_flight).messages
+    rules = rules_for(
+        policy.provider, policy.model_profile, policy.media, policy.max_result_chars, "en"
+    )
+    whole, _ = apply_content_rules(paired, rules, in_flight_ai(paired, in_flight), None)
+    assert repair_messages(history, policy=policy, in_flight=in_flight).messages == whole

@@ -43,7 +43,9 @@ def repair_content(
         policy.language,
     )
     noted = notes.positions if notes.complete and paired.messages is messages else None
-    out, fixes = _walk(paired.messages, rules, in_flight_ai(paired.messages, in_flight), noted)
+    out, fixes = apply_content_rules(
+        paired.messages, rules, in_flight_ai(paired.messages, in_flight), noted
+    )
     if not fixes:
         if policy.strict and paired.actions:
             raise HistoryError(paired.actions)
@@ -71,7 +73,7 @@ def _nothing_to_look_at(messages: list[BaseMessage], rules: ContentRules) -> boo
     return limit is None or max(map(len, contents), default=0) <= limit
 
 
-def _walk(
+def apply_content_rules(
     messages: list[BaseMessage],
     rules: ContentRules,
     in_flight_at: int | None,
