@@ -236,14 +236,22 @@ def sqlite_checkpoint_rows(target: str, ids: Sequence[str]) -> list[bytes]:
     return [bytes(value) for row in [*rows, *writes] for value in row if value is not None]
 
 
-def sqlite_checkpoints_of_run(target: str, run_id: str) -> list[tuple[str, str]]:
+RUN_CHECKPOINTS = {
+    "sqlite": "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints "
+    "WHERE json_extract(CAST(metadata AS TEXT), '$.langgraph_repair_run') = ?",
+    "postgres": "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints "
+    "WHERE metadata->>'langgraph_repair_run' = %s",
+}
+
+
+def checkpoints_of_run(target: str, run_id: str) -> list[tuple[str, str]]:
     """(checkpoint id, parent id) of each checkpoint the run wrote."""
-    with sqlite_connection(target) as conn:
-        rows = conn.execute(
-            "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints "
-            "WHERE json_extract(CAST(metadata AS TEXT), '$.langgraph_repair_run') = ?",
-            (run_id,),
-        ).fetchall()
+    if target.startswith("sqlite:"):
+        with sqlite_connection(target) as conn:
+            rows = conn.execute(RUN_CHECKPOINTS["sqlite"], (run_id,)).fetchall()
+    else:
+        with psycopg.connect(target) as pg:
+            rows = pg.execute(RUN_CHECKPOINTS["postgres"], (run_id,)).fetchall()
     return [(str(a), str(b)) for a, b in rows]
 
 
@@ -283,16 +291,6 @@ def postgres_rows(uri: str, checkpoint_id: str) -> list[bytes]:
     return found
 
 
-def postgres_checkpoints_of_run(uri: str, run_id: str) -> list[tuple[str, str]]:
-    with psycopg.connect(uri) as conn:
-        rows = conn.execute(
-            "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints "
-            "WHERE metadata->>'langgraph_repair_run' = %s",
-            (run_id,),
-        ).fetchall()
-    return [(str(a), str(b)) for a, b in rows]
-
-
 def postgres_audit_rows(uri: str) -> list[bytes]:
     """Every row of the repair's own audit tables, as text."""
     with psycopg.connect(uri) as conn:
@@ -328,12 +326,12 @@ def postgres_head_messages_blob(uri: str, thread_id: str) -> bytes:
 def rows_written_by(target: str, run_id: str) -> tuple[list[bytes], list[bytes]]:
     """The raw rows the run wrote, and the rows of the checkpoints it repaired."""
     if target.startswith("sqlite:"):
-        pairs = sqlite_checkpoints_of_run(target, run_id)
+        pairs = checkpoints_of_run(target, run_id)
         assert pairs
         written = sqlite_checkpoint_rows(target, [new for new, _ in pairs])
         sources = sqlite_checkpoint_rows(target, [old for _, old in pairs])
         return written, sources
-    pairs = postgres_checkpoints_of_run(target, run_id)
+    pairs = checkpoints_of_run(target, run_id)
     assert pairs
     written = [row for new, _ in pairs for row in postgres_rows(target, new)]
     sources = [row for _, old in pairs for row in postgres_rows(target, old)]
