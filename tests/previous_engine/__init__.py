@@ -4,7 +4,8 @@ faster: the property tests hold the current engine to exactly its output
 
 Only the modules that the speed work rewrote are kept here; the rules they
 share with the current engine (policy, call reading, traces, provider
-hygiene) and the result types are the package's own.
+hygiene, the stray matching, which the speed work left as it was) and the
+result types are the package's own.
 """
 
 from .repair import repair_messages as previous_repair

@@ -15,10 +15,10 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langgraph_checkpoint_repair.engine.hygiene import repair_for_provider
 from langgraph_checkpoint_repair.engine.policy import DEFAULT_POLICY, RepairPolicy
+from langgraph_checkpoint_repair.engine.strays import repair_strays
 
 from .actions import HistoryError, RepairResult
 from .fixes import Fixer
-from .strays import repair_strays
 from .walk import walk
 
 
@@ -44,7 +44,7 @@ def repair_messages(
         return RepairResult(as_list, (), False)
     if repaired is None:
         fixer = Fixer(as_list, policy, fixer.in_flight_ai)
-        repaired = repair_strays(as_list, in_flight, fixer)
+        repaired = repair_strays(as_list, in_flight, fixer)  # type: ignore[arg-type]  # same methods
     if policy.strict and fixer.actions:
         raise HistoryError(fixer.actions)
     if all(a.kind == "unrepairable" for a in fixer.actions):
