@@ -44,7 +44,7 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
     rows += [(f"skipped ({reason})", f"{n:,}") for reason, n in sorted(report.skipped.items())]
     rows += [(f"action {kind}", f"{n:,}") for kind, n in sorted(report.actions.items())]
     rows += [
-        (f"over a request limit ({code})", f"{n:,} threads, not fixed")
+        (f"threads over a request limit ({code})", f"{n:,} (measured, not fixed)")
         for code, n in sorted(report.history_limits.items())
     ]
     rows.append(("errors", f"{len(report.errors):,}"))
