@@ -161,9 +161,9 @@ def rebuild_messages(history: DeltaChannelHistory) -> list[BaseMessage] | None:
 def _all_message_writes(values: list[Any]) -> bool:
     """True when every write holds messages. Writes that are lists of messages, the
     usual case, are told at once by their classes; any other shape item by item."""
-    if all(type(value) is list for value in values):
-        if _holds_message_classes(list(itertools.chain.from_iterable(values))):
-            return True
+    lists = all(type(value) is list for value in values)
+    if lists and _holds_message_classes(list(itertools.chain.from_iterable(values))):
+        return True
     return all(_is_message_write(value) for value in values)
 
 
