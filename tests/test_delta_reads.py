@@ -49,7 +49,8 @@ async def seed_files(store: Store, config: Any) -> None:
     await store.invoke(agent, {"messages": [HumanMessage("Take a note.")]}, config)
     head = await store.get_tuple(store.saver, config)
     assert head is not None
-    assert {"files", "messages"} <= set(head.metadata.get(COUNTERS_KEY) or {})
+    counters: Any = head.metadata.get(COUNTERS_KEY) or {}
+    assert {"files", "messages"} <= set(counters)
     assert "files" not in head.checkpoint["channel_values"]
 
 
