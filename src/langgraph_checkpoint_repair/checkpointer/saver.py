@@ -219,13 +219,17 @@ async def _alist(
 def _with_allowlist(
     self: PatchingCheckpointer, extra_allowlist: Collection[tuple[str, ...]]
 ) -> Any:
-    """The inner saver's own `with_allowlist`, wrapped again with the same settings."""
+    """The inner saver's own `with_allowlist`, wrapped again with the same settings.
+    LangGraph asks for it on every load in strict msgpack mode: the new wrapper shares
+    what this one knows of the store's chains, so they are not checked again."""
     inner = self.saver.with_allowlist(extra_allowlist)
     if inner is self.saver:
         return self
-    return PatchingCheckpointer(
+    wrapped = PatchingCheckpointer(
         inner, policy=self.policy, channels=self.channels, on_repair=self.on_repair
     )
+    wrapped._verified = self._verified
+    return wrapped
 
 
 def _get_delta_channel_history(
