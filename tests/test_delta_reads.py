@@ -89,3 +89,33 @@ async def test_files_left_unasked_are_not_handed_to_another_checkpoint(store: St
     else:
         wrapped.get_delta_channel_history(config=older.config, channels=["files"])
     assert reads == Counter({"files": 1})
+
+
+async def test_a_chain_is_checked_once_for_the_loads_that_follow(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard against looping parent chains checks a checkpoint's chain at its first
+    load through the wrapper; loading it again, or its child, checks nothing more."""
+    from langgraph_checkpoint_repair import chains
+
+    config = thread()
+    await seed_files(store, config)
+    checked: list[Any] = []
+    for name in ("check_chain", "acheck_chain"):
+        real: Callable[..., Any] = getattr(chains, name)
+
+        def counted(saver: Any, at: Any, real: Callable[..., Any] = real) -> Any:
+            checked.append(at["configurable"].get("checkpoint_id"))
+            return real(saver, at)
+
+        monkeypatch.setattr(chains, name, counted)
+    wrapped = PatchingCheckpointer(store.saver)
+    head, parent = (await store.list(store.saver, config))[:2]
+    await store.get_tuple(wrapped, parent.config)
+    await store.get_tuple(wrapped, parent.config)
+    await store.get_tuple(wrapped, head.config)
+    await store.get_tuple(wrapped, config)
+    if chains._kind(store.saver) == "default":  # its own guarded walk: no separate check
+        assert checked == []
+    else:
+        assert checked == [parent.config["configurable"]["checkpoint_id"]]

@@ -122,9 +122,10 @@ class VerifiedChains:
     """The checkpoints whose parent chain was found to end, so that loading one again,
     or a child that names one as its older parent, costs no second check.
 
-    LangGraph never changes a stored checkpoint's parent (its savers' `put` upserts
-    the checkpoint and its metadata only), so a chain found ordered stays ordered.
-    Bounded: the oldest entries are forgotten first.
+    LangGraph writes each checkpoint id once (every `put` makes a new, newer id), so
+    a chain found ordered stays ordered unless its rows are rewritten by hand; a
+    chain found broken is not remembered and is refused at every load. Bounded:
+    the oldest entries are forgotten first.
     """
 
     def __init__(self, size: int = REMEMBERED_CHAINS) -> None:
