@@ -49,16 +49,21 @@ class AsyncPostgresStore(AsyncGenericStore):
     async def pages(self, selection: Selection) -> AsyncIterator[list[Head]]:
         """Each page of heads with its verdicts. The next page's rows are read (a task)
         while this page is decoded and its heads looked at, so the store's time hides
-        behind ours; at most two pages are held at once."""
-        reading = asyncio.ensure_future(self._read_page(selection, None))
-        try:
-            while (read := await reading) is not None:
-                reading = asyncio.ensure_future(self._read_page(selection, read.after))
+        behind ours; at most two pages are held at once. The end is only taken from a
+        read made after the last page was looked at, so a store lost or locked
+        meanwhile is still found there."""
+        read = await self._read_page(selection, None)
+        while read is not None:
+            after = read.after
+            ahead = asyncio.ensure_future(self._read_page(selection, after))
+            try:
                 yield sql.judge_page(read, self.saver.serde)
-                del read  # let the page's rows go before the next is taken
-        finally:  # a run stopped early: the read under way ends as it would (no cancel
-            with contextlib.suppress(Exception):  # mid-query on a shared connection)
-                await reading
+            except BaseException:  # a run stopped early: the read under way ends as it
+                with contextlib.suppress(BaseException):  # would (no cancel mid-query on
+                    await ahead  # a shared connection), its outcome taken
+                raise
+            del read  # let the page's rows go before the next is taken
+            read = await ahead or await self._read_page(selection, after)
 
     async def _read_page(
         self, selection: Selection, after: tuple[str, str] | None

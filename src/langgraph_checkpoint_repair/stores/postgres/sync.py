@@ -49,13 +49,17 @@ class PostgresStore(GenericStore):
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
         """Each page of heads with its verdicts. The next page's rows are read (one
         reader thread) while this page is decoded and its heads looked at, so the
-        store's time hides behind ours; at most two pages are held at once."""
+        store's time hides behind ours; at most two pages are held at once. The end
+        is only taken from a read made after the last page was looked at, so a store
+        lost or locked meanwhile is still found there."""
         with ThreadPoolExecutor(1, thread_name_prefix="langgraph-repair-pages") as reader:
-            reading = reader.submit(self._read_page, selection, None)
-            while (read := reading.result()) is not None:
-                reading = reader.submit(self._read_page, selection, read.after)
+            read = self._read_page(selection, None)
+            while read is not None:
+                after = read.after
+                ahead = reader.submit(self._read_page, selection, after)
                 yield sql.judge_page(read, self.saver.serde)
                 del read  # let the page's rows go before the next is taken
+                read = ahead.result() or self._read_page(selection, after)
 
     def _read_page(
         self, selection: Selection, after: tuple[str, str] | None
