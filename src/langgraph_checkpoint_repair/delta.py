@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from langchain_core.messages import BaseMessage, RemoveMessage
@@ -105,7 +105,8 @@ def messages_reducer(state: Sequence[Any] | None, writes: Sequence[Any]) -> list
     cut = _last_remove_all(flat)
     if cut is not None:
         state, flat = [], flat[cut + 1 :]
-    reduced: list[Any] = features._messages_delta_reducer(list(state or []), [flat])
+    base = state if isinstance(state, list) else list(state or [])  # it copies, not edits
+    reduced: list[Any] = features._messages_delta_reducer(base, [flat])
     return reduced
 
 
@@ -147,24 +148,28 @@ def rebuild_messages(history: DeltaChannelHistory) -> list[BaseMessage] | None:
     LangGraph's own `DeltaChannel` does the replay (`Overwrite` included).
     """
     seed: Any = history.get("seed", [])
-    if not _holds_message_likes(snapshot_value(seed)):
+    stored = snapshot_value(seed)
+    if not _holds_message_likes(stored):
         return None
     writes = history.get("writes") or []
-    if not _all_message_writes([write[2] for write in writes]):
+    values = [write[2] for write in writes]
+    typed = type(stored) is list and _holds_message_classes(stored) and _all_typed_writes(values)
+    if not typed and not all(_is_message_write(value) for value in values):
         return None
     channel: Any = features.DeltaChannel(messages_reducer).from_checkpoint(seed)
     channel.replay_writes(writes)
     value = channel.value
-    return cast(list[BaseMessage], value) if _holds_messages(value) else None
+    if typed or _holds_messages(value):  # messages in, messages out
+        return cast(list[BaseMessage], value)
+    return None
 
 
-def _all_message_writes(values: list[Any]) -> bool:
-    """True when every write holds messages. Writes that are lists of messages, the
-    usual case, are told at once by their classes; any other shape item by item."""
-    lists = all(type(value) is list for value in values)
-    if lists and _holds_message_classes(list(itertools.chain.from_iterable(values))):
-        return True
-    return all(_is_message_write(value) for value in values)
+def _all_typed_writes(values: list[Any]) -> bool:
+    """True when every write is a list of messages (the usual case), told at once by
+    the classes of their items; other shapes are looked at write by write."""
+    if not all(type(value) is list for value in values):
+        return False
+    return _holds_message_classes(itertools.chain.from_iterable(values))
 
 
 def _is_message_write(value: Any) -> bool:
@@ -182,7 +187,7 @@ def _holds_message_likes(value: Any) -> bool:
     return _holds_message_classes(value) or all(_is_message_like(item) for item in value)
 
 
-def _holds_message_classes(items: Sequence[Any]) -> bool:
+def _holds_message_classes(items: Iterable[Any]) -> bool:
     """True when every item is a message, read off the set of their classes: a long
     history costs one C-level pass instead of a Python call per message."""
     return all(issubclass(cls, BaseMessage) for cls in set(map(type, items)))
