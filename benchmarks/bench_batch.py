@@ -61,6 +61,7 @@ from langgraph_checkpoint_repair.targets import open_saver
 
 MESSAGES = 40
 BROKEN_EVERY = 50  # 2%
+SCAN_WORKERS = 4  # the command's default --concurrency
 Decode = Callable[[str, bytes], Any]
 
 
@@ -178,16 +179,24 @@ def timed(work: Callable[[], Any]) -> tuple[float, Any]:
 
 def scan(saver: PostgresSaver) -> Any:
     """`langgraph-repair scan`: a dry run that looks at every head now."""
-    return repair_threads(saver, dry_run=True, min_idle=timedelta(0))
+    return repair_threads(saver, dry_run=True, min_idle=timedelta(0), concurrency=SCAN_WORKERS)
 
 
-def strict_saver(uri: str) -> Any:
-    """The saver the command opens for a postgresql:// target: the strict serializer."""
-    return open_saver(uri, serde=StrictSerializer())
+def scan_saver(uri: str) -> Any:
+    """The saver `langgraph-repair scan` opens for a postgresql:// target: the strict
+    serializer, a pool of one connection per worker and one more, read-only sessions."""
+    return open_saver(
+        uri, pool_size=SCAN_WORKERS + 1, gentle=True, read_only=True, serde=StrictSerializer()
+    )
+
+
+def repair_saver(uri: str) -> Any:
+    """The saver `langgraph-repair repair` opens: the same, with sessions that may write."""
+    return open_saver(uri, pool_size=SCAN_WORKERS + 1, gentle=True, serde=StrictSerializer())
 
 
 def peak_scan_memory(uri: str) -> int:
-    with strict_saver(uri) as saver:
+    with scan_saver(uri) as saver:
         tracemalloc.start()
         scan(saver)
         peak = tracemalloc.get_traced_memory()[1]
@@ -281,7 +290,7 @@ def delta_main(uri: str, threads: int) -> None:
     with schema(uri) as small, schema(uri) as big:
         seed_delta(small, threads // 5)
         thread_ids = seed_delta(big, threads)
-        with strict_saver(big) as saver:
+        with scan_saver(big) as saver:
             serde_seconds, heads = timed(lambda: raw_read(big, serde_decode(saver.serde)))
             plain_seconds, _ = timed(lambda: raw_read(big, plain_decode))
             scan_seconds, report = timed(lambda: scan(saver))
@@ -317,11 +326,12 @@ def plain_main(uri: str, threads: int) -> None:
     with schema(uri) as small, schema(uri) as big:
         seed(small, threads // 10)
         seed(big, threads)
-        with strict_saver(big) as saver:
+        with scan_saver(big) as saver:
             serde_seconds, heads = timed(lambda: raw_read(big, serde_decode(saver.serde)))
             plain_seconds, _ = timed(lambda: raw_read(big, plain_decode))
             scan_seconds, report = timed(lambda: scan(saver))
             naive_seconds, naive_broken = timed(lambda: naive_walk(saver))
+        with repair_saver(big) as saver:
             repair_seconds, repaired = timed(lambda: repair_threads(saver, min_idle=timedelta(0)))
         assert heads == report.threads_scanned == threads
         assert naive_broken == report.threads_needing_repair == repaired.threads_repaired
