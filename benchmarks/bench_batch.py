@@ -1,22 +1,28 @@
-"""Speed and memory of the batch job on a seeded PostgreSQL store.
+"""Speed and memory of `langgraph-repair scan` on seeded PostgreSQL stores.
 
 Seeds N threads (default 20,000) of 40 messages, 2% broken, three checkpoints
-each, then measures in the same run:
+each, then measures in the same run, the scan loading through the strict
+serializer as the command does:
 
-- raw bound: one keyset-paged query per 1,000 heads fetching the messages blob,
-  decoded with ormsgpack into plain structures (the least any scan must do);
+- raw read: the rows the scan reads (its own keyset-paged head queries, 1,000 heads
+  a page, with the message blobs), fetched and decoded with the saver's serde; and
+  the same rows decoded with plain ormsgpack (messages left as plain structures,
+  the least any scan must do);
 - naive walk: `list(None)` to find the heads, `get_tuple` per head, the engine;
 - `scan` (repair_threads, dry run) and `repair`;
 - peak Python memory of `scan` on a store of N/10 threads and of N threads.
 
-Then a store of delta-channel threads (default 5,000; `messages` a `DeltaChannel`
-as in deep agents, 40 messages written by a real graph in 10 updates, a snapshot
-every 5, 2% broken): `scan` against loading every thread the way LangGraph does
-(`get_state` with the raw saver: the head, then its ancestors' writes replayed)
-and checking it with the engine; and the scan's peak memory at N/5 (a page of
-1,000 heads) and N.
+Then a store of N delta-channel threads (`messages` a `DeltaChannel` as in deep
+agents, 40 messages written by a real graph in 10 updates, a snapshot every 5, 2%
+broken): `scan` against the raw read of the same rows (the heads, then each page's
+delta walk: seeds and writes), against loading every thread the way LangGraph does
+(`get_state` with the raw saver) and checking it with the engine, and the scan's
+peak memory at N/5 and N.
 
-    python benchmarks/bench_batch.py [--threads 20000] [--delta-threads 5000]
+Every figure printed is a ratio of two times taken in the same run, or a memory
+growth; the definitions are printed with them.
+
+    python benchmarks/bench_batch.py [--threads 20000] [--delta-threads 20000]
                                      [--only plain|delta] [--postgres postgresql://...]
 """
 
@@ -48,19 +54,15 @@ from typing_extensions import TypedDict
 
 from langgraph_checkpoint_repair import repair_messages
 from langgraph_checkpoint_repair.batch import repair_threads
+from langgraph_checkpoint_repair.stores.base import Selection
+from langgraph_checkpoint_repair.stores.postgres import base as scan_sql
+from langgraph_checkpoint_repair.strict import StrictSerializer
+from langgraph_checkpoint_repair.targets import open_saver
 
 MESSAGES = 40
 BROKEN_EVERY = 50  # 2%
-HEADS_SQL = """
-WITH heads AS (
-    SELECT DISTINCT ON (thread_id, checkpoint_ns) thread_id, checkpoint_ns,
-        checkpoint -> 'channel_versions' ->> 'messages' AS version
-    FROM checkpoints WHERE {where}
-    ORDER BY thread_id DESC, checkpoint_ns DESC, checkpoint_id DESC LIMIT 1000)
-SELECT h.thread_id, h.checkpoint_ns, b.blob FROM heads h
-JOIN checkpoint_blobs b ON b.thread_id = h.thread_id AND b.checkpoint_ns = h.checkpoint_ns
-    AND b.channel = 'messages' AND b.version = h.version
-ORDER BY h.thread_id DESC, h.checkpoint_ns DESC"""
+SCAN_WORKERS = 4  # the command's default --concurrency
+Decode = Callable[[str, bytes], Any]
 
 
 @contextlib.contextmanager
@@ -120,20 +122,32 @@ def _row(row: dict[str, Any], columns: list[str], thread_id: str) -> list[Any]:
     return [json.dumps(v) if isinstance(v, dict) else values[c] for c, v in values.items()]
 
 
-def raw_bound(uri: str) -> int:
-    """The floor: page through heads fetching the messages blob, decode it plainly."""
-    decoded = 0
+def raw_read(uri: str, decode: Decode) -> int:
+    """Fetch the rows the scan reads (its head pages, each page's delta walks) and
+    decode every blob with `decode`; returns the number of heads."""
+    heads, after, selection = 0, None, Selection()
     with psycopg.connect(uri) as conn:
-        after: tuple[str, str] | None = None
-        while True:
-            where = "TRUE" if after is None else "(thread_id, checkpoint_ns) < (%s, %s)"
-            rows = conn.execute(HEADS_SQL.format(where=where), after).fetchall()
-            if not rows:
-                return decoded
-            for _, _, blob in rows:
-                ormsgpack.unpackb(blob, ext_hook=_plain, option=ormsgpack.OPT_NON_STR_KEYS)
-                decoded += 1
+        while rows := conn.execute(*scan_sql.heads_query(selection, after)).fetchall():
+            heads += len({(row[0], row[1]) for row in rows})
+            blobs = [(row[3], row[4]) for row in rows]
+            for channel, keys in scan_sql.walks_needed(rows).items():
+                walked = conn.execute(*scan_sql.delta_walk_query(channel, keys)).fetchall()
+                blobs += [(row[8], row[9]) for row in walked]
+            for type_, blob in blobs:
+                if blob is not None and type_ not in ("empty", "null"):
+                    decode(type_, bytes(blob))
             after = (rows[-1][0], rows[-1][1])
+    return heads
+
+
+def serde_decode(serde: Any) -> Decode:
+    """Decode as the saver does: every message built."""
+    return lambda type_, blob: serde.loads_typed((type_, blob))
+
+
+def plain_decode(type_: str, blob: bytes) -> Any:
+    """Decode into plain structures: no message is built."""
+    return ormsgpack.unpackb(blob, ext_hook=_plain, option=ormsgpack.OPT_NON_STR_KEYS)
 
 
 def _plain(code: int, data: bytes) -> Any:
@@ -163,13 +177,51 @@ def timed(work: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
+def scan(saver: PostgresSaver) -> Any:
+    """`langgraph-repair scan`: a dry run that looks at every head now."""
+    return repair_threads(saver, dry_run=True, min_idle=timedelta(0), concurrency=SCAN_WORKERS)
+
+
+def scan_saver(uri: str) -> Any:
+    """The saver `langgraph-repair scan` opens for a postgresql:// target: the strict
+    serializer, a pool of one connection per worker and one more, read-only sessions."""
+    return open_saver(
+        uri, pool_size=SCAN_WORKERS + 1, gentle=True, read_only=True, serde=StrictSerializer()
+    )
+
+
+def repair_saver(uri: str) -> Any:
+    """The saver `langgraph-repair repair` opens: the same, with sessions that may write."""
+    return open_saver(uri, pool_size=SCAN_WORKERS + 1, gentle=True, serde=StrictSerializer())
+
+
 def peak_scan_memory(uri: str) -> int:
-    with PostgresSaver.from_conn_string(uri) as saver:
+    with scan_saver(uri) as saver:
         tracemalloc.start()
-        repair_threads(saver, dry_run=True, min_idle=timedelta(0), concurrency=1)
+        scan(saver)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     return peak
+
+
+def print_ratios(rows: list[tuple[str, float]], base: float, base_name: str) -> None:
+    print(f"{'':<44}{'vs ' + base_name:>18}")
+    for label, seconds in rows:
+        print(f"{label:<44}{seconds / base:>17.2f}x")
+
+
+def print_memory(kind: str, small: int, small_peak: int, big: int, big_peak: int) -> None:
+    print(
+        f"{kind} scan peak memory growth, {big:,} threads against {small:,}: "
+        f"{big_peak / small_peak:.2f}x ({small_peak / 2**20:.1f} -> {big_peak / 2**20:.1f} MiB; "
+        f"{big / small:.0f}x the threads; 1.00x is flat)"
+    )
+
+
+SCAN_RATIO = """scan ratio = time(`scan`, strict serializer) / time(fetch the same rows with the
+scan's own queries and decode every blob with the saver's serde), same run"""
+PLAIN_RATIO = """floor ratio = time(`scan`) / time(fetch the same rows, decode every blob with
+plain ormsgpack, no message built: the least any scan must do), same run"""
 
 
 class DeltaState(TypedDict):
@@ -237,30 +289,30 @@ def langgraph_loads(saver: PostgresSaver, thread_ids: list[str]) -> int:
 def delta_main(uri: str, threads: int) -> None:
     with schema(uri) as small, schema(uri) as big:
         seed_delta(small, threads // 5)
-        started = time.perf_counter()
         thread_ids = seed_delta(big, threads)
-        print(f"\nseeded {threads:,} delta threads in {time.perf_counter() - started:.1f}s")
-        now = timedelta(0)
+        with scan_saver(big) as saver:
+            serde_seconds, heads = timed(lambda: raw_read(big, serde_decode(saver.serde)))
+            plain_seconds, _ = timed(lambda: raw_read(big, plain_decode))
+            scan_seconds, report = timed(lambda: scan(saver))
         with PostgresSaver.from_conn_string(big) as saver:
-            scan_seconds, scan = timed(lambda: repair_threads(saver, dry_run=True, min_idle=now))
             load_seconds, broken = timed(lambda: langgraph_loads(saver, thread_ids))
-        assert scan.threads_scanned == threads
-        assert broken == scan.threads_needing_repair == len(range(0, threads, BROKEN_EVERY))
+        assert heads == report.threads_scanned == threads
+        assert broken == report.threads_needing_repair == len(range(0, threads, BROKEN_EVERY))
         small_peak, big_peak = peak_scan_memory(small), peak_scan_memory(big)
-    print(f"delta heads: {threads:,}, broken: {broken:,}")
-    print(f"{'':<28}{'seconds':>10}{'vs scan':>16}")
-    for label, seconds in (("scan", scan_seconds), ("LangGraph load per thread", load_seconds)):
-        print(f"{label:<28}{seconds:>10.2f}{seconds / scan_seconds:>15.2f}x")
-    print(
-        f"delta scan peak memory: {small_peak / 2**20:.1f} MiB at {threads // 5:,} threads, "
-        f"{big_peak / 2**20:.1f} MiB at {threads:,} ({big_peak / small_peak:.2f}x)"
-    )
+    print(f"\ndelta store: {threads:,} heads, {broken:,} broken")
+    print(SCAN_RATIO)
+    print(f"delta scan ratio: {scan_seconds / serde_seconds:.2f}x")
+    print(PLAIN_RATIO)
+    print(f"delta floor ratio: {scan_seconds / plain_seconds:.2f}x")
+    print_ratios([("LangGraph load per thread (get_state) + engine", load_seconds)],
+                 scan_seconds, "scan")  # fmt: skip
+    print_memory("delta", threads // 5, small_peak, threads, big_peak)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=20_000)
-    parser.add_argument("--delta-threads", type=int, default=5_000)
+    parser.add_argument("--delta-threads", type=int, default=20_000)
     parser.add_argument("--only", choices=["plain", "delta"])
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
     args = parser.parse_args()
@@ -273,29 +325,25 @@ def main() -> None:
 def plain_main(uri: str, threads: int) -> None:
     with schema(uri) as small, schema(uri) as big:
         seed(small, threads // 10)
-        started = time.perf_counter()
         seed(big, threads)
-        print(f"seeded {threads:,} threads in {time.perf_counter() - started:.1f}s")
-        raw_seconds, heads = timed(lambda: raw_bound(big))
-        now = timedelta(0)
-        with PostgresSaver.from_conn_string(big) as saver:
-            scan_seconds, scan = timed(lambda: repair_threads(saver, dry_run=True, min_idle=now))
+        with scan_saver(big) as saver:
+            serde_seconds, heads = timed(lambda: raw_read(big, serde_decode(saver.serde)))
+            plain_seconds, _ = timed(lambda: raw_read(big, plain_decode))
+            scan_seconds, report = timed(lambda: scan(saver))
             naive_seconds, naive_broken = timed(lambda: naive_walk(saver))
-            repair_seconds, repaired = timed(lambda: repair_threads(saver, min_idle=now))
-        assert heads == scan.threads_scanned == threads
-        assert naive_broken == scan.threads_needing_repair == repaired.threads_repaired
+        with repair_saver(big) as saver:
+            repair_seconds, repaired = timed(lambda: repair_threads(saver, min_idle=timedelta(0)))
+        assert heads == report.threads_scanned == threads
+        assert naive_broken == report.threads_needing_repair == repaired.threads_repaired
         small_peak, big_peak = peak_scan_memory(small), peak_scan_memory(big)
-    print(f"heads: {heads:,}, broken: {scan.threads_needing_repair:,}")
-    print(f"{'':<28}{'seconds':>10}{'vs raw bound':>16}")
-    for label, seconds in (("raw bound", raw_seconds), ("scan", scan_seconds),
-                           ("repair", repair_seconds), ("naive walk", naive_seconds)):  # fmt: skip
-        print(f"{label:<28}{seconds:>10.2f}{seconds / raw_seconds:>15.2f}x")
-    print(f"naive walk / scan: {naive_seconds / scan_seconds:.1f}x faster")
-    small_size, big_size = f"{threads // 10:,} threads", f"{threads:,}"
-    print(
-        f"scan peak memory: {small_peak / 2**20:.1f} MiB at {small_size}, "
-        f"{big_peak / 2**20:.1f} MiB at {big_size} ({big_peak / small_peak:.2f}x)"
-    )
+    print(f"plain store: {heads:,} heads, {report.threads_needing_repair:,} broken")
+    print(SCAN_RATIO)
+    print(f"plain scan ratio: {scan_seconds / serde_seconds:.2f}x")
+    print(PLAIN_RATIO)
+    print(f"plain floor ratio: {scan_seconds / plain_seconds:.2f}x")
+    print_ratios([("repair", repair_seconds), ("naive walk (list, get_tuple each, engine)",
+                  naive_seconds)], scan_seconds, "scan")  # fmt: skip
+    print_memory("plain", threads // 10, small_peak, threads, big_peak)
 
 
 if __name__ == "__main__":

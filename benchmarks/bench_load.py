@@ -2,13 +2,14 @@
 
 Seeds threads of 10, 100 and 1000 messages (clean, and with one dangling call)
 in a SQLite file and in PostgreSQL, then times `get_tuple` through the wrapper
-and through the raw saver, interleaved in one run, and prints wrapped/raw.
+and through the raw saver, interleaved in one run, and prints the median of the
+pairs' wrapped/raw ratios.
 
 Then a delta-channel thread of 1000 messages (`messages` a `DeltaChannel`, as in
 deep agents, snapshotted every 50 updates, the head 40 updates past its last
 snapshot), clean and with one dangling call: a load there is what LangGraph does
 to read a state (`graph.get_state`: the head, then the ancestors' writes replayed),
-so that is what is timed, wrapped against raw.
+so that is what is timed, wrapped against raw, the same way.
 
     python benchmarks/bench_load.py [--postgres postgresql://...] [--rounds 200]
 """
@@ -58,16 +59,25 @@ def seconds(load: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def compare(saver: BaseCheckpointSaver[Any], config: Any, rounds: int) -> float:
-    """Median wrapped time over median raw time, alternating which goes first."""
-    wrapped = PatchingCheckpointer(saver)
-    raw_times: list[float] = []
-    wrapped_times: list[float] = []
+def median_ratio(raw: Callable[[], Any], wrapped: Callable[[], Any], rounds: int) -> float:
+    """The median over `rounds` interleaved pairs of wrapped time / raw time, which of the
+    two goes first alternating: both see the same machine load, pair by pair."""
+    ratios: list[float] = []
     for n in range(rounds):
-        pair = [(saver, raw_times), (wrapped, wrapped_times)]
-        for target, times in pair if n % 2 else reversed(pair):
-            times.append(seconds(functools.partial(target.get_tuple, config)))
-    return statistics.median(wrapped_times) / statistics.median(raw_times)
+        if n % 2:
+            raw_time, wrapped_time = seconds(raw), seconds(wrapped)
+        else:
+            wrapped_time, raw_time = seconds(wrapped), seconds(raw)
+        ratios.append(wrapped_time / raw_time)
+    return statistics.median(ratios)
+
+
+def compare(saver: BaseCheckpointSaver[Any], config: Any, rounds: int) -> float:
+    """`get_tuple` through the wrapper against the raw saver's (`median_ratio`)."""
+    wrapped = PatchingCheckpointer(saver)
+    load_raw = functools.partial(saver.get_tuple, config)
+    load_wrapped = functools.partial(wrapped.get_tuple, config)
+    return median_ratio(load_raw, load_wrapped, rounds)
 
 
 @contextmanager
@@ -110,13 +120,17 @@ def seed_delta(saver: BaseCheckpointSaver[Any], broken: bool) -> Any:
 
 
 def compare_delta(saver: BaseCheckpointSaver[Any], config: Any, rounds: int) -> float:
-    """Median wrapped `get_state` over median raw `get_state`, alternating the order."""
+    """`get_state` through the wrapper against the raw saver's (`median_ratio`)."""
     raw, wrapped = delta_graph(saver), delta_graph(PatchingCheckpointer(saver))
-    times: dict[Any, list[float]] = {raw: [], wrapped: []}
-    for n in range(rounds):
-        for graph in (raw, wrapped) if n % 2 else (wrapped, raw):
-            times[graph].append(seconds(functools.partial(graph.get_state, config)))
-    return statistics.median(times[wrapped]) / statistics.median(times[raw])
+    load_raw = functools.partial(raw.get_state, config)
+    load_wrapped = functools.partial(wrapped.get_state, config)
+    return median_ratio(load_raw, load_wrapped, rounds)
+
+
+DEFINITION = """ratio = median over {rounds} interleaved pairs (raw, wrapped, raw, wrapped, ..., the
+order alternating) of time(load through PatchingCheckpointer) / time(load with the raw
+saver), in one process; 1.000 means no overhead. Plain threads load with `get_tuple`,
+delta threads with `graph.get_state` (the head, then the ancestors' writes replayed)."""
 
 
 def main() -> None:
@@ -128,7 +142,8 @@ def main() -> None:
         "sqlite": sqlite_saver,
         "postgres": functools.partial(postgres_saver, args.postgres),
     }
-    print(f"{'store':<10}{'messages':>10}{'clean wrapped/raw':>20}{'broken wrapped/raw':>20}")
+    print(DEFINITION.format(rounds=args.rounds))
+    print(f"\n{'store':<10}{'messages':>10}{'clean wrapped/raw':>20}{'broken wrapped/raw':>20}")
     for name, open_saver in stores.items():
         with open_saver() as saver:
             for size in SIZES:

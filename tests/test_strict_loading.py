@@ -246,3 +246,32 @@ async def test_the_async_run_leaves_a_refused_head_alone_too(tmp_path: Path) -> 
     assert not made.exists()
     assert (report.threads_repaired, dict(report.skipped)) == (3, {"refused_type": 1})
     assert report.to_json()["refused_types"] == ["os.mkdir"] == sorted(serde.refused)
+
+
+def test_a_blob_is_decoded_once_and_its_refusals_still_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refusals are noted by the one decode that builds the value: the blob is not read
+    a first time to name them (where LangGraph reports its refusals, or the hook is
+    ours); what is refused is the same, and is still never built."""
+    import ormsgpack
+
+    made = tmp_path / "made"
+    stored = StrictSerializer().dumps_typed({"messages": broken(hostile(str(made)))})
+    decodes = 0
+    real_unpackb = ormsgpack.unpackb
+
+    def counted(blob: Any, *args: Any, **kwargs: Any) -> Any:  # the module is LangGraph's too
+        nonlocal decodes
+        decodes += blob == stored[1]
+        return real_unpackb(blob, *args, **kwargs)
+
+    monkeypatch.setattr(ormsgpack, "unpackb", counted)
+    serde = StrictSerializer()
+    if serde._first_read:
+        pytest.skip("this LangGraph neither reports refusals nor lets us decode")
+    with refusals() as refused:
+        serde.loads_typed(stored)
+    assert refused == {"os.mkdir"}
+    assert not made.exists()
+    assert decodes == 1

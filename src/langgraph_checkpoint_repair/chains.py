@@ -15,6 +15,8 @@ trusted as it is.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +25,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 MAX_CHAIN = 100_000
 """Ancestors a walk may visit; a longer chain is refused rather than walked."""
+REMEMBERED_CHAINS = 10_000
+"""Checkpoints a `VerifiedChains` remembers as checked, the oldest forgotten first."""
 
 _CHAIN_SQL = """
 WITH RECURSIVE chain (id, parent, depth) AS (
@@ -33,16 +37,26 @@ WITH RECURSIVE chain (id, parent, depth) AS (
             WHERE thread_id = {p}thread_id{s} AND checkpoint_ns = {p}ns{s}))
     UNION ALL
     SELECT c.checkpoint_id, c.parent_checkpoint_id, chain.depth + 1
-    FROM chain JOIN checkpoints c
-        ON c.thread_id = {p}thread_id{s} AND c.checkpoint_ns = {p}ns{s}
-        AND c.checkpoint_id = chain.parent AND c.checkpoint_id < chain.id
-    WHERE chain.depth < {p}limit{s}
+    FROM chain {step}
 )
 SELECT id, parent, depth FROM chain
 WHERE parent IS NOT NULL AND (parent >= id OR depth >= {p}limit{s})
 LIMIT 1"""
-POSTGRES_CHAIN_SQL = _CHAIN_SQL.format(p="%(", s=")s")
-SQLITE_CHAIN_SQL = _CHAIN_SQL.format(p=":", s="")
+_JOINED_STEP = """JOIN checkpoints c
+        ON c.thread_id = :thread_id AND c.checkpoint_ns = :ns
+        AND c.checkpoint_id = chain.parent AND c.checkpoint_id < chain.id
+    WHERE chain.depth < :limit"""
+# PostgreSQL plans the plain join as a scan of the thread's rows per step (quadratic in
+# the chain's length) when its statistics call the thread small; a LATERAL lookup kept
+# apart by OFFSET 0 is one primary-key probe per step whatever they say.
+_LATERAL_STEP = """CROSS JOIN LATERAL (
+        SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints
+        WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s
+            AND checkpoint_id = chain.parent
+        OFFSET 0) c
+    WHERE c.checkpoint_id < chain.id AND chain.depth < %(limit)s"""
+POSTGRES_CHAIN_SQL = _CHAIN_SQL.format(p="%(", s=")s", step=_LATERAL_STEP)
+SQLITE_CHAIN_SQL = _CHAIN_SQL.format(p=":", s="", step=_JOINED_STEP)
 
 
 class BrokenChain(ValueError):
@@ -101,6 +115,64 @@ def _raise_if_found(row: Any) -> None:
         raise broken_at(str(row[0]), str(row[1]), int(row[2]))
 
 
+ChainKey = tuple[str, str, str]
+
+
+class VerifiedChains:
+    """The checkpoints whose parent chain was found to end, so that loading one again,
+    or a child that names one as its older parent, costs no second check.
+
+    LangGraph writes each checkpoint id once (every `put` makes a new, newer id), so
+    a chain found ordered stays ordered unless its rows are rewritten by hand; a
+    chain found broken is not remembered and is refused at every load. Bounded:
+    the oldest entries are forgotten first.
+    """
+
+    def __init__(self, size: int = REMEMBERED_CHAINS) -> None:
+        self._size = size
+        self._keys: OrderedDict[ChainKey, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def known(self, config: RunnableConfig, parent_id: str | None = None) -> bool:
+        """True when `config`'s chain was checked, or `parent_id`, older, names a
+        checked one (then `config` is remembered too)."""
+        key = chain_key(config)
+        if key is None:
+            return False
+        with self._lock:
+            if key in self._keys:
+                return True
+        if parent_id is None or parent_id >= key[2]:
+            return False
+        with self._lock:
+            found = (key[0], key[1], parent_id) in self._keys
+        if found:
+            self.add(config)
+        return found
+
+    def add(self, config: RunnableConfig) -> None:
+        key = chain_key(config)
+        if key is None:
+            return
+        with self._lock:
+            self._keys[key] = None
+            if len(self._keys) > self._size:
+                self._keys.popitem(last=False)
+
+
+def chain_key(config: RunnableConfig) -> ChainKey | None:
+    """(thread, namespace, checkpoint id) of a config naming one checkpoint; else None."""
+    configurable = config.get("configurable") or {}
+    checkpoint_id = configurable.get("checkpoint_id")
+    if not checkpoint_id:
+        return None
+    return (
+        str(configurable.get("thread_id")),
+        configurable.get("checkpoint_ns", ""),
+        checkpoint_id,
+    )
+
+
 def check_chain(saver: BaseCheckpointSaver[Any], config: RunnableConfig) -> None:
     """Raise `BrokenChain` when the walk from `config` would not end (sync savers)."""
     kind, where = _kind(saver), _where(config)
@@ -137,23 +209,41 @@ def _as_row(row: Any) -> Any:
 
 
 def delta_history(
-    saver: BaseCheckpointSaver[Any], config: RunnableConfig, channels: Sequence[str]
+    saver: BaseCheckpointSaver[Any],
+    config: RunnableConfig,
+    channels: Sequence[str],
+    verified: VerifiedChains | None = None,
+    parent_id: str | None = None,
 ) -> Mapping[str, Any]:
-    """`saver.get_delta_channel_history`, refused with `BrokenChain` where it would not end."""
+    """`saver.get_delta_channel_history`, refused with `BrokenChain` where it would not end.
+
+    A chain `verified` knows (from `config`, or from its older parent `parent_id`)
+    is not checked again; one checked here is added to it.
+    """
     if _kind(saver) == "default":
         return _GuardedWalk(channels).walk(saver, config)
-    check_chain(saver, config)
+    if verified is None or not verified.known(config, parent_id):
+        check_chain(saver, config)
+        if verified is not None:
+            verified.add(config)
     return saver.get_delta_channel_history(config=config, channels=channels)
 
 
 async def adelta_history(
-    saver: BaseCheckpointSaver[Any], config: RunnableConfig, channels: Sequence[str]
+    saver: BaseCheckpointSaver[Any],
+    config: RunnableConfig,
+    channels: Sequence[str],
+    verified: VerifiedChains | None = None,
+    parent_id: str | None = None,
 ) -> Mapping[str, Any]:
     """The async twin of `delta_history`."""
     walk = getattr(type(saver), "aget_delta_channel_history", None)
     if walk is getattr(BaseCheckpointSaver, "aget_delta_channel_history", None):
         return await _GuardedWalk(channels).awalk(saver, config)
-    await acheck_chain(saver, config)
+    if verified is None or not verified.known(config, parent_id):
+        await acheck_chain(saver, config)
+        if verified is not None:
+            verified.add(config)
     return await saver.aget_delta_channel_history(config=config, channels=channels)
 
 

@@ -19,16 +19,17 @@ holds one, so nothing here is rebuilt and every question answers "no".
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, CheckpointTuple
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from . import features
-from .chains import adelta_history, delta_history
+from .chains import VerifiedChains, adelta_history, delta_history
 from .features import HAS_DELTA_CHANNELS
 
 if TYPE_CHECKING:
@@ -90,10 +91,10 @@ def channels_to_rebuild(tup: CheckpointTuple, names: Collection[str] | None) -> 
 def messages_reducer(state: Sequence[Any] | None, writes: Sequence[Any]) -> list[BaseMessage]:
     """LangGraph's batch message reducer, honouring `REMOVE_ALL_MESSAGES`.
 
-    LangGraph's experimental `_messages_delta_reducer` ignores the sentinel;
-    deepagents' reducer (and `add_messages`) clear everything before it. Both
-    agree on every other write, so the sentinel is applied first, then
-    LangGraph's reducer does the rest.
+    LangGraph's experimental `_messages_delta_reducer` ignores the sentinel in
+    some releases; deepagents' reducer (and `add_messages`) clear everything
+    before it. Both agree on every other write, so the sentinel is applied
+    first, then LangGraph's reducer does the rest.
     """
     flat: list[Any] = []
     for write in writes:
@@ -104,17 +105,31 @@ def messages_reducer(state: Sequence[Any] | None, writes: Sequence[Any]) -> list
     cut = _last_remove_all(flat)
     if cut is not None:
         state, flat = [], flat[cut + 1 :]
-    reduced: list[Any] = features._messages_delta_reducer(list(state or []), [flat])
+    base = state if isinstance(state, list) else list(state or [])  # it copies, not edits
+    reduced: list[Any] = features._messages_delta_reducer(base, [flat])
     return reduced
 
 
 def _last_remove_all(items: Sequence[Any]) -> int | None:
-    """Where the last `REMOVE_ALL_MESSAGES` sentinel is, as a message or a message dict."""
+    """Where the last `REMOVE_ALL_MESSAGES` sentinel is, as a message or a message dict.
+    Most writes hold neither a `RemoveMessage` nor a dict: their classes tell at once."""
+    if _classes_are_plain_messages(items):
+        return None
     found = None
     for index, item in enumerate(items):
         if _is_remove_all(item):
             found = index
     return found
+
+
+def _classes_are_plain_messages(items: Sequence[Any]) -> bool:
+    """True when every item is a message other than a `RemoveMessage`, read off the
+    set of their classes (one C-level pass) rather than item by item."""
+    return all(_is_plain_message_class(cls) for cls in set(map(type, items)))
+
+
+def _is_plain_message_class(cls: type) -> bool:
+    return issubclass(cls, BaseMessage) and not issubclass(cls, RemoveMessage)
 
 
 def _is_remove_all(item: Any) -> bool:
@@ -133,15 +148,28 @@ def rebuild_messages(history: DeltaChannelHistory) -> list[BaseMessage] | None:
     LangGraph's own `DeltaChannel` does the replay (`Overwrite` included).
     """
     seed: Any = history.get("seed", [])
-    if not _holds_message_likes(snapshot_value(seed)):
+    stored = snapshot_value(seed)
+    if not _holds_message_likes(stored):
         return None
     writes = history.get("writes") or []
-    if not all(_is_message_write(write[2]) for write in writes):
+    values = [write[2] for write in writes]
+    typed = type(stored) is list and _holds_message_classes(stored) and _all_typed_writes(values)
+    if not typed and not all(_is_message_write(value) for value in values):
         return None
     channel: Any = features.DeltaChannel(messages_reducer).from_checkpoint(seed)
     channel.replay_writes(writes)
     value = channel.value
-    return cast(list[BaseMessage], value) if _holds_messages(value) else None
+    if typed or _holds_messages(value):  # messages in, messages out
+        return cast(list[BaseMessage], value)
+    return None
+
+
+def _all_typed_writes(values: list[Any]) -> bool:
+    """True when every write is a list of messages (the usual case), told at once by
+    the classes of their items; other shapes are looked at write by write."""
+    if not all(type(value) is list for value in values):
+        return False
+    return _holds_message_classes(itertools.chain.from_iterable(values))
 
 
 def _is_message_write(value: Any) -> bool:
@@ -154,7 +182,15 @@ def _is_message_write(value: Any) -> bool:
 
 
 def _holds_message_likes(value: Any) -> bool:
-    return isinstance(value, (list, tuple)) and all(_is_message_like(item) for item in value)
+    if not isinstance(value, (list, tuple)):
+        return False
+    return _holds_message_classes(value) or all(_is_message_like(item) for item in value)
+
+
+def _holds_message_classes(items: Iterable[Any]) -> bool:
+    """True when every item is a message, read off the set of their classes: a long
+    history costs one C-level pass instead of a Python call per message."""
+    return all(issubclass(cls, BaseMessage) for cls in set(map(type, items)))
 
 
 def _is_message_like(item: Any) -> bool:
@@ -169,7 +205,17 @@ def _is_message_like(item: Any) -> bool:
 
 
 def _holds_messages(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(item, BaseMessage) for item in value)
+    return isinstance(value, list) and _holds_message_classes(value)
+
+
+class Rebuilt(NamedTuple):
+    """A loaded tuple with its delta message channels rebuilt (`_DeltaSnapshot`s named
+    in `names`), and the stored histories read for its other delta channels (`rest`),
+    which LangGraph would otherwise read a second time to rebuild them itself."""
+
+    tup: CheckpointTuple
+    names: list[str]
+    rest: dict[str, DeltaChannelHistory]
 
 
 def with_rebuilt(
@@ -180,16 +226,24 @@ def with_rebuilt(
     Returns the new tuple and the names rebuilt; channels that do not hold
     messages are left out, for LangGraph to rebuild with its own reducer.
     """
+    rebuilt = _rebuilt_from(tup, histories)
+    return rebuilt.tup, rebuilt.names
+
+
+def _rebuilt_from(tup: CheckpointTuple, histories: Mapping[str, DeltaChannelHistory]) -> Rebuilt:
     rebuilt: dict[str, Any] = {}
+    rest: dict[str, DeltaChannelHistory] = {}
     for name, history in histories.items():
         messages = rebuild_messages(history)
         if messages is not None:
             rebuilt[name] = as_snapshot(messages)
+        else:
+            rest[name] = history
     if not rebuilt:
-        return tup, []
+        return Rebuilt(tup, [], rest)
     values = {**tup.checkpoint["channel_values"], **rebuilt}
     checkpoint = cast(Checkpoint, {**tup.checkpoint, "channel_values": values})
-    return tup._replace(checkpoint=checkpoint), list(rebuilt)
+    return Rebuilt(tup._replace(checkpoint=checkpoint), list(rebuilt), rest)
 
 
 def load_rebuilt(
@@ -197,22 +251,50 @@ def load_rebuilt(
 ) -> tuple[CheckpointTuple, list[str]]:
     """`with_rebuilt` over the inner saver's own stored history (sync); a parent chain
     that would not end raises `chains.BrokenChain` instead of walking forever."""
-    wanted = channels_to_rebuild(tup, names)
-    if not wanted:
-        return tup, []
-    histories = delta_history(saver, tup.config, wanted)
-    return with_rebuilt(tup, histories)
+    rebuilt = read_rebuilt(saver, tup, names)
+    return rebuilt.tup, rebuilt.names
 
 
 async def aload_rebuilt(
     saver: BaseCheckpointSaver[Any], tup: CheckpointTuple, names: Collection[str] | None
 ) -> tuple[CheckpointTuple, list[str]]:
     """`with_rebuilt` over the inner saver's own stored history (async)."""
+    rebuilt = await aread_rebuilt(saver, tup, names)
+    return rebuilt.tup, rebuilt.names
+
+
+def read_rebuilt(
+    saver: BaseCheckpointSaver[Any],
+    tup: CheckpointTuple,
+    names: Collection[str] | None,
+    verified: VerifiedChains | None = None,
+) -> Rebuilt:
+    """`load_rebuilt`, keeping the histories read for delta channels that do not hold
+    messages; `verified` spares the chain check of a chain already checked."""
     wanted = channels_to_rebuild(tup, names)
     if not wanted:
-        return tup, []
-    histories = await adelta_history(saver, tup.config, wanted)
-    return with_rebuilt(tup, histories)
+        return Rebuilt(tup, [], {})
+    histories = delta_history(saver, tup.config, wanted, verified, _parent_id(tup))
+    return _rebuilt_from(tup, histories)
+
+
+async def aread_rebuilt(
+    saver: BaseCheckpointSaver[Any],
+    tup: CheckpointTuple,
+    names: Collection[str] | None,
+    verified: VerifiedChains | None = None,
+) -> Rebuilt:
+    """The async twin of `read_rebuilt`."""
+    wanted = channels_to_rebuild(tup, names)
+    if not wanted:
+        return Rebuilt(tup, [], {})
+    histories = await adelta_history(saver, tup.config, wanted, verified, _parent_id(tup))
+    return _rebuilt_from(tup, histories)
+
+
+def _parent_id(tup: CheckpointTuple) -> str | None:
+    parent = tup.parent_config
+    return None if parent is None else (parent.get("configurable") or {}).get("checkpoint_id")
 
 
 def counters_after_snapshot(

@@ -38,6 +38,18 @@ if HAS_MSGPACK_ALLOWLIST:
     from langgraph.checkpoint.serde._msgpack import SAFE_MSGPACK_TYPES as SAFE_MSGPACK_TYPES
 
 try:
+    from langgraph.checkpoint.serde import jsonplus as _jsonplus
+    from langgraph.checkpoint.serde.event_hooks import (
+        register_serde_event_listener as register_serde_event_listener,
+    )
+except ImportError:  # langgraph-checkpoint without serde events
+    HAS_SERDE_EVENTS = False
+else:
+    HAS_SERDE_EVENTS = HAS_MSGPACK_ALLOWLIST and hasattr(_jsonplus, "emit_serde_event")
+"""LangGraph's serializer reports each type its allowlist refuses, as it decodes, to the
+listeners registered with `register_serde_event_listener`."""
+
+try:
     from langgraph.pregel._task_status import read_task_statuses as read_task_statuses
 except ImportError:  # langgraph < 1.2.13
     HAS_TASK_STATUSES = False

@@ -10,11 +10,13 @@ are built; anything else comes back as plain data and is recorded as refused.
 
 Where LangGraph has its allowlist (`features.HAS_MSGPACK_ALLOWLIST`) the
 building is LangGraph's own, strict; on older versions it is `_strict_hook`,
-which builds what LangGraph builds, for trusted types only. Either way every
-msgpack blob is first read without building anything (`refused_in`) to name
-what will be refused: the serializer keeps every name it refused, and
-`refusals()` gives the names refused while a block of code ran (one thread
-head's read), so that head can be left alone.
+which builds what LangGraph builds, for trusted types only. Each blob is
+decoded once: the refused names are noted as the decode meets them, from
+LangGraph's own refusal events (`features.HAS_SERDE_EVENTS`) or from
+`_strict_hook`. Only a LangGraph with its allowlist but no events gets a first
+read that builds nothing (`refused_in`) to name them. The serializer keeps
+every name it refused, and `refusals()` gives the names refused while a block
+of code ran (one thread head's read), so that head can be left alone.
 """
 
 from __future__ import annotations
@@ -118,6 +120,45 @@ def refusals() -> Iterator[set[str]]:
         _watching.reset(token)
 
 
+_decoding: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "langgraph_repair_decoding", default=None
+)
+"""The names refused by the decode under way in this thread or task, if it is ours."""
+_REFUSAL_EVENTS = frozenset({"msgpack_blocked", "msgpack_method_blocked"})
+_listening = threading.Lock()
+_listener_registered = False
+
+
+def _note_refusal_event(event: Any) -> None:
+    """LangGraph refused a type while decoding: note it for our decode under way (the
+    listener is process-wide; a decode that is not ours has nothing to note it in)."""
+    found = _decoding.get()
+    if found is None or event.get("kind") not in _REFUSAL_EVENTS:
+        return
+    parts = (event.get("module"), event.get("name"), event.get("method"))
+    found.add(".".join(str(part) for part in parts if part is not None))
+
+
+def _listen_for_refusals() -> None:
+    """Register `_note_refusal_event` with LangGraph, once per process."""
+    global _listener_registered
+    with _listening:
+        if not _listener_registered:
+            features.register_serde_event_listener(_note_refusal_event)
+            _listener_registered = True
+
+
+@contextlib.contextmanager
+def _noting_refusals() -> Iterator[set[str]]:
+    """The names refused by the decode that runs in the block."""
+    found: set[str] = set()
+    token = _decoding.set(found)
+    try:
+        yield found
+    finally:
+        _decoding.reset(token)
+
+
 def refused_in(blob: bytes, allowed: frozenset[tuple[str, ...]]) -> set[str]:
     """The types a msgpack blob names that are not in `allowed`, found without
     importing or calling anything."""
@@ -164,16 +205,27 @@ class StrictSerializer(JsonPlusSerializer):
         self.refused: set[str] = set()
         """Every type name this serializer refused to build, over its lifetime."""
         self._lock = threading.Lock()
+        self._first_read = features.HAS_MSGPACK_ALLOWLIST and not features.HAS_SERDE_EVENTS
+        """Whether refusals must be named by a read before LangGraph's decode."""
         if features.HAS_MSGPACK_ALLOWLIST:
             super().__init__(allowed_msgpack_modules=extra)
+            if features.HAS_SERDE_EVENTS:
+                _listen_for_refusals()
         else:
             super().__init__(__unpack_ext_hook__=_strict_hook(self.allowed))
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        """One decode, noting what it refuses (a first read only where it must)."""
         type_, blob = data
-        if type_ == "msgpack":
+        if type_ != "msgpack":
+            return super().loads_typed(data)
+        if self._first_read:
             self._note(refused_in(blob, self.allowed))
-        return super().loads_typed(data)
+            return super().loads_typed(data)
+        with _noting_refusals() as refused:
+            value = super().loads_typed(data)
+        self._note(refused)
+        return value
 
     def _note(self, names: set[str]) -> None:
         if not names:
@@ -198,6 +250,9 @@ def _strict_hook(allowed: frozenset[tuple[str, ...]]) -> Callable[[int, bytes], 
         if named is None:
             return _numpy(inner) if code == _NUMPY else None
         if not _trusted(named, allowed):
+            found = _decoding.get()
+            if found is not None:
+                found.add(".".join(map(str, named)))
             return inner[2]
         return _build(code, inner)
 

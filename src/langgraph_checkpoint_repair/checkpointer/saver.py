@@ -10,16 +10,18 @@ inner class overrides, no more and no fewer.
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ..chains import adelta_history, delta_history
-from ..delta import aload_rebuilt, load_rebuilt
+from ..chains import VerifiedChains, adelta_history, chain_key, delta_history
+from ..delta import aread_rebuilt, read_rebuilt
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
 from .view import LoadRepairer, OnRepair
@@ -81,6 +83,7 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         self.channels = channels
         self.on_repair = on_repair
         self._view = LoadRepairer(self.policy, channels, on_repair)
+        self._verified = VerifiedChains()
 
     def repair_tuple(self, tup: CheckpointTuple | None) -> CheckpointTuple | None:
         """The repaired view of a tuple loaded elsewhere; the same object when it is clean."""
@@ -116,10 +119,11 @@ def _loaded(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> Checkpoi
     if tup is None:
         return None
     try:
-        tup, rebuilt = load_rebuilt(self.saver, tup, self.channels)
+        tup, rebuilt, rest = read_rebuilt(self.saver, tup, self.channels, self._verified)
     except Exception:
         self._view.rebuild_failed(tup)
-        rebuilt = []
+        rebuilt, rest = [], {}
+    _leave_for_langgraph(self, tup, rest)
     return self._view.repair(tup, rebuilt)
 
 
@@ -130,11 +134,52 @@ async def _aloaded(
     if tup is None:
         return None
     try:
-        tup, rebuilt = await aload_rebuilt(self.saver, tup, self.channels)
+        tup, rebuilt, rest = await aread_rebuilt(self.saver, tup, self.channels, self._verified)
     except Exception:
         self._view.rebuild_failed(tup)
-        rebuilt = []
+        rebuilt, rest = [], {}
+    _leave_for_langgraph(self, tup, rest)
     return self._view.repair(tup, rebuilt)
+
+
+@dataclass(frozen=True)
+class _Leftover:
+    """Stored histories a load read for delta channels it does not rebuild (not messages)."""
+
+    owner: PatchingCheckpointer
+    key: tuple[str, str, str] | None
+    histories: dict[str, Any]
+
+
+_leftover: contextvars.ContextVar[_Leftover | None] = contextvars.ContextVar(
+    "langgraph_repair_leftover_histories", default=None
+)
+"""The last load's leftover histories, in this thread or task. LangGraph asks for them
+(`get_delta_channel_history`) right after the load, in the same thread or task: they
+are handed over once, so those channels are read from the store once, not twice."""
+
+
+def _leave_for_langgraph(
+    self: PatchingCheckpointer, tup: CheckpointTuple, histories: dict[str, Any]
+) -> None:
+    """Keep the load's leftover histories for LangGraph's next ask; forget older ones."""
+    left = _Leftover(self, chain_key(tup.config), histories) if histories else None
+    if left is not None or _leftover.get() is not None:
+        _leftover.set(left)
+
+
+def _take_leftover(
+    self: PatchingCheckpointer, config: RunnableConfig, channels: Sequence[str]
+) -> dict[str, Any]:
+    """The histories of `channels` the last load here read for this same checkpoint;
+    forgotten once asked for, so nothing stale is ever handed out."""
+    left = _leftover.get()
+    if left is None:
+        return {}
+    _leftover.set(None)
+    if left.owner is not self or left.key is None or left.key != chain_key(config):
+        return {}
+    return {name: left.histories[name] for name in channels if name in left.histories}
 
 
 def check_channels(channels: object) -> None:
@@ -174,27 +219,40 @@ async def _alist(
 def _with_allowlist(
     self: PatchingCheckpointer, extra_allowlist: Collection[tuple[str, ...]]
 ) -> Any:
-    """The inner saver's own `with_allowlist`, wrapped again with the same settings."""
+    """The inner saver's own `with_allowlist`, wrapped again with the same settings.
+    LangGraph asks for it on every load in strict msgpack mode: the new wrapper shares
+    what this one knows of the store's chains, so they are not checked again."""
     inner = self.saver.with_allowlist(extra_allowlist)
     if inner is self.saver:
         return self
-    return PatchingCheckpointer(
+    wrapped = PatchingCheckpointer(
         inner, policy=self.policy, channels=self.channels, on_repair=self.on_repair
     )
+    wrapped._verified = self._verified
+    return wrapped
 
 
 def _get_delta_channel_history(
     self: PatchingCheckpointer, *, config: RunnableConfig, channels: Sequence[str]
 ) -> Any:
     """Stored history, from the inner saver: never rebuilt through the repaired view.
-    A parent chain that would not end raises `BrokenChain` instead of hanging."""
-    return delta_history(self.saver, config, channels)
+    A parent chain that would not end raises `BrokenChain` instead of hanging. What
+    the load just before read for this checkpoint is handed over, not read again."""
+    served = _take_leftover(self, config, channels)
+    missing = [name for name in channels if name not in served]
+    if not missing:
+        return served
+    return {**served, **delta_history(self.saver, config, missing, self._verified)}
 
 
 async def _aget_delta_channel_history(
     self: PatchingCheckpointer, *, config: RunnableConfig, channels: Sequence[str]
 ) -> Any:
-    return await adelta_history(self.saver, config, channels)
+    served = _take_leftover(self, config, channels)
+    missing = [name for name in channels if name not in served]
+    if not missing:
+        return served
+    return {**served, **await adelta_history(self.saver, config, missing, self._verified)}
 
 
 def _enter(self: PatchingCheckpointer) -> PatchingCheckpointer:

@@ -288,6 +288,50 @@ def judge_walks(
         page.maybe_broken[key] = page.maybe_broken[key] or not clean
 
 
+@dataclass
+class PageRows:
+    """One page as read from the store, before any blob is decoded: the heads' rows,
+    and for each delta channel to walk, its walk's rows or the error the query raised."""
+
+    rows: list[tuple[Any, ...]]
+    walks: dict[str, list[tuple[Any, ...]] | Exception] = field(default_factory=dict)
+
+    @property
+    def after(self) -> tuple[str, str]:
+        """The keyset cursor of the page that follows."""
+        return (self.rows[-1][0], self.rows[-1][1])
+
+
+def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
+    """The delta channels to walk and their heads, read off the page's rows alone (the
+    same as `heads_from_rows` finds), so the walks can be read before decoding."""
+    found: dict[HeadKey, set[str]] = {}
+    counted: dict[HeadKey, list[str]] = {}
+    for thread_id, ns, checkpoint_id, _, _, channel, counted_here in rows:
+        key = (thread_id, ns, checkpoint_id)
+        found.setdefault(key, set()).update([channel] if channel is not None else [])
+        counted[key] = list(counted_here or ())
+    to_walk: dict[str, list[HeadKey]] = {}
+    for key, names in counted.items():
+        for name in names:
+            if name not in found[key]:
+                to_walk.setdefault(name, []).append(key)
+            found[key].add(name)
+    return to_walk
+
+
+def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
+    """The page's heads with their verdicts, from rows already read."""
+    page = heads_from_rows(read.rows, serde)
+    for channel in page.to_walk:
+        walked = read.walks.get(channel)
+        if isinstance(walked, Exception):
+            walk_failed(page, channel, walked)
+        elif walked is not None:
+            judge_walks(page, channel, walked, serde)
+    return page.heads()
+
+
 def walk_failed(page: PageVerdicts, channel: str, error: Exception) -> None:
     """The page's history query for `channel` failed: each of its heads is loaded on its
     own, so one bad thread does not hide the others. A store that is gone fails the run."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
@@ -46,28 +47,35 @@ class PostgresStore(GenericStore):
             conn.execute(query, params)
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
-        after: tuple[str, str] | None = None
-        while (page := self._page(selection, after)) is not None:
-            heads, after = page
-            yield heads
+        """Each page of heads with its verdicts. The next page's rows are read (one
+        reader thread) while this page is decoded and its heads looked at, so the
+        store's time hides behind ours; at most two pages are held at once. The end
+        is only taken from a read made after the last page was looked at, so a store
+        lost or locked meanwhile is still found there."""
+        with ThreadPoolExecutor(1, thread_name_prefix="langgraph-repair-pages") as reader:
+            read = self._read_page(selection, None)
+            while read is not None:
+                after = read.after
+                ahead = reader.submit(self._read_page, selection, after)
+                yield sql.judge_page(read, self.saver.serde)
+                del read  # let the page's rows go before the next is taken
+                read = ahead.result() or self._read_page(selection, after)
 
-    def _page(
+    def _read_page(
         self, selection: Selection, after: tuple[str, str] | None
-    ) -> tuple[list[Head], tuple[str, str]] | None:
-        """The heads after `after` with their verdicts and the next cursor; None past the
-        end. The page's rows are let go before the next page is read."""
+    ) -> sql.PageRows | None:
+        """The rows of the heads after `after` and of their delta walks; None past the end.
+        A walk's failure is kept for `judge_page`, which reads those heads one by one."""
         rows = self._rows(*sql.heads_query(selection, after))
         if not rows:
             return None
-        page = sql.heads_from_rows(rows, self.saver.serde)
-        for channel, keys in page.to_walk.items():
+        read = sql.PageRows(rows)
+        for channel, keys in sql.walks_needed(rows).items():
             try:
-                walked = self._rows(*sql.delta_walk_query(channel, keys))
+                read.walks[channel] = self._rows(*sql.delta_walk_query(channel, keys))
             except psycopg.Error as error:
-                sql.walk_failed(page, channel, error)
-                continue
-            sql.judge_walks(page, channel, walked, self.saver.serde)
-        return page.heads(), (rows[-1][0], rows[-1][1])
+                read.walks[channel] = error
+        return read
 
     def count_heads(self, selection: Selection) -> int | None:
         rows = self._rows(*sql.count_query(selection))
