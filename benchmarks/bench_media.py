@@ -11,8 +11,10 @@ Figures are ratios measured in the same run:
   garbage collector off while timing.
 - scan: `scan --policy provider=anthropic` (full heads loaded, every image
   judged) of N PostgreSQL threads (default 1,000) holding a 1 MB PNG (1.4 MB as
-  base64) in a tool result, against fetching and decoding the same head rows
-  plainly (the raw bound); and the scan without a provider, for comparison.
+  base64) in a tool result, against fetching the rows the scan reads and
+  decoding every blob with ormsgpack into plain structures (the raw bound);
+  and the scan without a provider, for comparison. The scan opens the store as
+  the command does (strict serializer, a pool, read-only sessions).
 
     python benchmarks/bench_media.py [--threads 1000] [--postgres postgresql://...]
 """
@@ -27,7 +29,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
-from bench_batch import _row, raw_bound, schema, timed
+from bench_batch import SCAN_WORKERS, _row, plain_decode, raw_read, scan_saver, schema, timed
 from bench_engine import make_history
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.base import empty_checkpoint
@@ -114,8 +116,11 @@ def seed(uri: str, threads: int) -> None:
 
 
 def scan(uri: str, policy: RepairPolicy) -> int:
-    with PostgresSaver.from_conn_string(uri) as saver:
-        report = repair_threads(saver, dry_run=True, min_idle=timedelta(0), policy=policy)
+    """`langgraph-repair scan --policy ...` as the command opens the store."""
+    with scan_saver(uri) as saver:
+        report = repair_threads(
+            saver, dry_run=True, min_idle=timedelta(0), policy=policy, concurrency=SCAN_WORKERS
+        )
     return report.threads_scanned
 
 
@@ -134,7 +139,7 @@ def main() -> None:
 
     with schema(args.postgres) as uri:
         seeded, _ = timed(lambda: seed(uri, args.threads))
-        raw, decoded = timed(lambda: raw_bound(uri))
+        raw, decoded = timed(lambda: raw_read(uri, plain_decode))
         judged, scanned = timed(lambda: scan(uri, ANTHROPIC))
         plain, _ = timed(lambda: scan(uri, RepairPolicy()))
     assert decoded == scanned == args.threads, (decoded, scanned)
