@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import BaseMessage
 
 from .actions import HistoryError, RepairResult
 from .fixes import Fixer
-from .hygiene import repair_for_provider
+from .hygiene import in_flight_ai, repair_for_provider
 from .media import repair_content
 from .policy import DEFAULT_POLICY, RepairPolicy
 from .strays import repair_strays
@@ -51,7 +51,7 @@ def _repair(
     if policy.provider is not None:  # pairing first, then that provider's own rules
         return repair_for_provider(messages, policy, in_flight, _repair, notes)
     as_list = messages if isinstance(messages, list) else list(messages)
-    fixer = Fixer(as_list, policy, _in_flight_ai(as_list, in_flight))
+    fixer = Fixer(as_list, policy, in_flight_ai(as_list, in_flight))
     repaired = walk(as_list, in_flight, fixer, notes)
     if repaired is as_list:
         return RepairResult(as_list, (), False)
@@ -63,13 +63,3 @@ def _repair(
     if not fixer.changed_anything():
         return RepairResult(as_list, tuple(fixer.actions), False)
     return RepairResult(repaired, tuple(fixer.actions), True)
-
-
-def _in_flight_ai(messages: list[BaseMessage], in_flight: bool) -> int | None:
-    """Index of the last AIMessage when only tool results follow it and it may still run."""
-    if not in_flight:
-        return None
-    i = len(messages) - 1
-    while i >= 0 and isinstance(messages[i], ToolMessage):
-        i -= 1
-    return i if i >= 0 and isinstance(messages[i], AIMessage) else None
