@@ -125,6 +125,8 @@ class Verdict:
     fits_by_downscaling: bool = False
     measured: str = ""
     """How the provider counts the block, where that is not its plain size."""
+    sides: tuple[int, int] | None = None
+    """(width, height), for a side over the limit."""
 
 
 def judge(
@@ -203,7 +205,7 @@ def _image(media: Media, limits: ProviderLimits) -> Verdict | None:
     if limits.image_side is not None:
         sides = dimensions(media.data)
         if sides is not None and max(sides) > limits.image_side:
-            return Verdict("side", f"{limits.image_side} px", fits_by_downscaling=True)
+            return Verdict("side", f"{limits.image_side} px", True, sides=sides)
     return None
 
 

@@ -17,7 +17,6 @@ from ..hygiene.fixes import Fix
 from .blocks import MEDIA_TYPES, Media, decoded_size, find_media, with_payload
 from .downscale import downscaled
 from .limits import PROVIDER_LIMITS, ProviderLimits, Verdict, judge, megabytes
-from .measure import dimensions
 from .scrub import scrubbed_fields
 from .texts import describe_media, removed_text
 from .truncate import text_length, truncated_content
@@ -96,8 +95,7 @@ class ContentRules:
                     "media_downscaled", detail, call_id, name
                 )
         provider = self.limits.name if self.limits else "model"
-        size = dimensions(media.data) if verdict.reason == "side" else None
-        text = removed_text(media, verdict, provider, self.language, size)
+        text = removed_text(media, verdict, provider, self.language)
         return {"type": "text", "text": text}, Fix(
             "media_removed",
             f"{what}: {verdict.reason} ({verdict.limit}{verdict.measured})",

@@ -38,11 +38,9 @@ def describe_media(media: Media) -> str:
     return f"{media.kind} {media.mime or 'unknown type'} {megabytes(decoded_size(media.data))}"
 
 
-def removed_text(
-    media: Media, verdict: Verdict, provider: str, language: str, size: tuple[int, int] | None
-) -> str:
+def removed_text(media: Media, verdict: Verdict, provider: str, language: str) -> str:
     """The text block that takes a removed block's place."""
-    width, height = size or (0, 0)
+    width, height = verdict.sides or (0, 0)
     why = REASONS[language][verdict.reason].format(
         provider=provider,
         limit=verdict.limit,
