@@ -122,16 +122,18 @@ def _row(row: dict[str, Any], columns: list[str], thread_id: str) -> list[Any]:
     return [json.dumps(v) if isinstance(v, dict) else values[c] for c, v in values.items()]
 
 
-def raw_read(uri: str, decode: Decode) -> int:
+def raw_read(uri: str, decode: Decode, binary: bool = False) -> int:
     """Fetch the rows the scan reads (its head pages, each page's delta walks) and
-    decode every blob with `decode`; returns the number of heads."""
+    decode every blob with `decode`; returns the number of heads. The rows come as
+    psycopg gives them by default (text results, bytea hex-encoded), or with
+    `binary` as the scan itself asks for them."""
     heads, after, selection = 0, None, Selection()
-    with psycopg.connect(uri) as conn:
-        while rows := conn.execute(*scan_sql.heads_query(selection, after)).fetchall():
+    with psycopg.connect(uri) as conn, conn.cursor(binary=binary) as cursor:
+        while rows := cursor.execute(*scan_sql.heads_query(selection, after)).fetchall():
             heads += len({(row[0], row[1]) for row in rows})
             blobs = [(row[3], row[4]) for row in rows]
             for channel, keys in scan_sql.walks_needed(rows).items():
-                walked = conn.execute(*scan_sql.delta_walk_query(channel, keys)).fetchall()
+                walked = cursor.execute(*scan_sql.delta_walk_query(channel, keys)).fetchall()
                 blobs += [(row[8], row[9]) for row in walked]
             for type_, blob in blobs:
                 if blob is not None and type_ not in ("empty", "null"):
@@ -221,7 +223,9 @@ def print_memory(kind: str, small: int, small_peak: int, big: int, big_peak: int
 SCAN_RATIO = """scan ratio = time(`scan`, strict serializer) / time(fetch the same rows with the
 scan's own queries and decode every blob with the saver's serde), same run"""
 PLAIN_RATIO = """floor ratio = time(`scan`) / time(fetch the same rows, decode every blob with
-plain ormsgpack, no message built: the least any scan must do), same run"""
+plain ormsgpack, no message built), same run; the rows fetched as text (psycopg's
+default), and, for the binary floor ratio, in binary as the scan fetches them (the
+least any scan must do)"""
 
 
 class DeltaState(TypedDict):
@@ -293,6 +297,7 @@ def delta_main(uri: str, threads: int) -> None:
         with scan_saver(big) as saver:
             serde_seconds, heads = timed(lambda: raw_read(big, serde_decode(saver.serde)))
             plain_seconds, _ = timed(lambda: raw_read(big, plain_decode))
+            binary_seconds, _ = timed(lambda: raw_read(big, plain_decode, binary=True))
             scan_seconds, report = timed(lambda: scan(saver))
         with PostgresSaver.from_conn_string(big) as saver:
             load_seconds, broken = timed(lambda: langgraph_loads(saver, thread_ids))
@@ -304,6 +309,7 @@ def delta_main(uri: str, threads: int) -> None:
     print(f"delta scan ratio: {scan_seconds / serde_seconds:.2f}x")
     print(PLAIN_RATIO)
     print(f"delta floor ratio: {scan_seconds / plain_seconds:.2f}x")
+    print(f"delta binary floor ratio: {scan_seconds / binary_seconds:.2f}x")
     print_ratios([("LangGraph load per thread (get_state) + engine", load_seconds)],
                  scan_seconds, "scan")  # fmt: skip
     print_memory("delta", threads // 5, small_peak, threads, big_peak)
@@ -329,6 +335,7 @@ def plain_main(uri: str, threads: int) -> None:
         with scan_saver(big) as saver:
             serde_seconds, heads = timed(lambda: raw_read(big, serde_decode(saver.serde)))
             plain_seconds, _ = timed(lambda: raw_read(big, plain_decode))
+            binary_seconds, _ = timed(lambda: raw_read(big, plain_decode, binary=True))
             scan_seconds, report = timed(lambda: scan(saver))
             naive_seconds, naive_broken = timed(lambda: naive_walk(saver))
         with repair_saver(big) as saver:
@@ -341,6 +348,7 @@ def plain_main(uri: str, threads: int) -> None:
     print(f"plain scan ratio: {scan_seconds / serde_seconds:.2f}x")
     print(PLAIN_RATIO)
     print(f"plain floor ratio: {scan_seconds / plain_seconds:.2f}x")
+    print(f"plain binary floor ratio: {scan_seconds / binary_seconds:.2f}x")
     print_ratios([("repair", repair_seconds), ("naive walk (list, get_tuple each, engine)",
                   naive_seconds)], scan_seconds, "scan")  # fmt: skip
     print_memory("plain", threads // 10, small_peak, threads, big_peak)

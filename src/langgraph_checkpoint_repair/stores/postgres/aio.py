@@ -36,8 +36,14 @@ class AsyncPostgresStore(AsyncGenericStore):
             async with self.saver.lock:  # type: ignore[attr-defined]
                 yield conn
 
-    async def _rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
-        async with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
+    async def _rows(
+        self, query: str, params: Any = None, binary: bool = False
+    ) -> list[tuple[Any, ...]]:
+        """`binary` for the bulk reads: blobs come as they are stored, not hex-encoded."""
+        async with (
+            self._connection() as conn,
+            conn.cursor(row_factory=tuple_row, binary=binary) as cursor,
+        ):
             await cursor.execute(query, params)
             return await cursor.fetchall()
 
@@ -70,13 +76,14 @@ class AsyncPostgresStore(AsyncGenericStore):
     ) -> sql.PageRows | None:
         """The rows of the heads after `after` and of their delta walks; None past the end.
         A walk's failure is kept for `judge_page`, which reads those heads one by one."""
-        rows = await self._rows(*sql.heads_query(selection, after))
+        rows = await self._rows(*sql.heads_query(selection, after), binary=True)
         if not rows:
             return None
         read = sql.PageRows(rows)
         for channel, keys in sql.walks_needed(rows).items():
             try:
-                read.walks[channel] = await self._rows(*sql.delta_walk_query(channel, keys))
+                walk = sql.delta_walk_query(channel, keys)
+                read.walks[channel] = await self._rows(*walk, binary=True)
             except psycopg.Error as error:
                 read.walks[channel] = error
         return read

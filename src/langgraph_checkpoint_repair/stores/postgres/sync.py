@@ -36,8 +36,12 @@ class PostgresStore(GenericStore):
             with self.saver.lock:  # type: ignore[attr-defined]
                 yield conn
 
-    def _rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
-        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
+    def _rows(self, query: str, params: Any = None, binary: bool = False) -> list[tuple[Any, ...]]:
+        """`binary` for the bulk reads: blobs come as they are stored, not hex-encoded."""
+        with (
+            self._connection() as conn,
+            conn.cursor(row_factory=tuple_row, binary=binary) as cursor,
+        ):
             return cursor.execute(query, params).fetchall()
 
     def _write(self, query: str, params: Any) -> None:
@@ -66,13 +70,14 @@ class PostgresStore(GenericStore):
     ) -> sql.PageRows | None:
         """The rows of the heads after `after` and of their delta walks; None past the end.
         A walk's failure is kept for `judge_page`, which reads those heads one by one."""
-        rows = self._rows(*sql.heads_query(selection, after))
+        rows = self._rows(*sql.heads_query(selection, after), binary=True)
         if not rows:
             return None
         read = sql.PageRows(rows)
         for channel, keys in sql.walks_needed(rows).items():
             try:
-                read.walks[channel] = self._rows(*sql.delta_walk_query(channel, keys))
+                walk = sql.delta_walk_query(channel, keys)
+                read.walks[channel] = self._rows(*walk, binary=True)
             except psycopg.Error as error:
                 read.walks[channel] = error
         return read
