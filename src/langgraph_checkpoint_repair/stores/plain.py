@@ -6,15 +6,19 @@ that into plain tuples and dicts is several times cheaper than rebuilding
 pydantic messages, and enough to prove most histories clean. The look is
 conservative: anything unexpected answers "look closer", and the engine,
 on fully loaded messages, always makes the decision.
+
+This module needs nothing but ormsgpack: a helper process (`stores.look_helper`)
+loads it from its file alone, without the package, and judges blobs with
+`serve_verdicts`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import struct
+from collections.abc import Iterable
+from typing import IO, Any
 
 import ormsgpack
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 _PYDANTIC_EXTS = (4, 5)  # EXT_PYDANTIC_V1, EXT_PYDANTIC_V2 in langgraph's JsonPlusSerializer
 _SNAPSHOT_EXT = 7  # EXT_DELTA_SNAPSHOT: a delta channel's whole value
@@ -90,42 +94,58 @@ def _call_ids(calls: Any, invalid: Any) -> set[Any]:
     return unique if all(ids) and len(unique) == len(ids) else set()
 
 
-REMOVE_CLASS = "RemoveMessage"
+def plain_blob_is_clean(blob: bytes) -> bool:
+    """A stored msgpack history certainly clean; False for anything odd or undecodable."""
+    try:
+        return plain_history_is_clean(decode_plain(blob))
+    except Exception:  # undecodable here: let the full load decide
+        return False
 
 
-def plain_replay(seed: Any, writes: Sequence[Any]) -> list[Any] | None:
-    """A delta message channel's value from its decoded seed and writes, as LangGraph's
-    reducer builds it (replace by id, `RemoveMessage`, `REMOVE_ALL_MESSAGES`); None for
-    anything it does not understand (an `Overwrite`, a raw dict), to look closer."""
-    if not isinstance(seed, list) or not all(map(_is_message, seed)):
-        return None
-    result: list[Any] = list(seed)
-    index = {fields["id"]: n for n, (_, fields) in enumerate(seed) if fields.get("id") is not None}
-    for write in writes:
-        for item in write if isinstance(write, list) else [write]:
-            if not _is_message(item):
-                return None
-            _apply(result, index, item)
-    return [item for item in result if item is not None]
+def plain_verdicts(blobs: Iterable[bytes]) -> bytes:
+    """`plain_blob_is_clean` of each blob, as one byte each (1 clean, 0 look closer)."""
+    return bytes(plain_blob_is_clean(blob) for blob in blobs)
 
 
-def _is_message(item: Any) -> bool:
-    return isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict)
+_HEADER = struct.Struct("<II")  # batch number, blob count
+_SIZE = struct.Struct("<I")
 
 
-def _apply(result: list[Any], index: dict[Any, int], item: tuple[str, dict[str, Any]]) -> None:
-    name, fields = item
-    message_id = fields.get("id")
-    if name == REMOVE_CLASS:
-        if message_id == REMOVE_ALL_MESSAGES:
-            result.clear()
-            index.clear()
-        elif message_id in index:
-            result[index.pop(message_id)] = None
-    elif message_id is None:
-        result.append(item)
-    elif message_id in index:
-        result[index[message_id]] = item
-    else:
-        index[message_id] = len(result)
-        result.append(item)
+def write_batch(sink: IO[bytes], number: int, blobs: list[bytes]) -> None:
+    """One batch of blobs as the helper reads it: its number and count, then each
+    blob's length and bytes."""
+    frame = [_HEADER.pack(number, len(blobs))]
+    for blob in blobs:
+        frame += (_SIZE.pack(len(blob)), blob)
+    sink.write(b"".join(frame))
+    sink.flush()
+
+
+def answer_header(number: int, count: int) -> bytes:
+    """What the helper's answer to batch `number` of `count` blobs starts with."""
+    return _HEADER.pack(number, count)
+
+
+def _read_exactly(source: IO[bytes], size: int) -> bytes:
+    data = source.read(size)
+    if len(data) != size:
+        raise EOFError
+    return data
+
+
+def _read_blob(source: IO[bytes]) -> bytes:
+    (size,) = _SIZE.unpack(_read_exactly(source, _SIZE.size))
+    return _read_exactly(source, size)
+
+
+def serve_verdicts(source: IO[bytes], sink: IO[bytes]) -> None:
+    """The helper's loop: read a batch, answer its header and verdicts, until the
+    input ends."""
+    while True:
+        try:
+            number, count = _HEADER.unpack(_read_exactly(source, _HEADER.size))
+            blobs = [_read_blob(source) for _ in range(count)]
+        except EOFError:
+            return
+        sink.write(answer_header(number, count) + plain_verdicts(blobs))
+        sink.flush()

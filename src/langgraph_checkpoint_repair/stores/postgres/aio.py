@@ -17,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 from ...redact import scrubbed
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import AsyncGenericStore
+from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
@@ -25,6 +26,9 @@ from . import privileges
 
 class AsyncPostgresStore(AsyncGenericStore):
     """AsyncPostgresSaver: paged SQL over heads, a first look at blobs, audit tables."""
+
+    look_helper = True
+    """Whether a helper process takes half of each page's first look (`look_helper`)."""
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
@@ -58,18 +62,19 @@ class AsyncPostgresStore(AsyncGenericStore):
         behind ours; at most two pages are held at once. The end is only taken from a
         read made after the last page was looked at, so a store lost or locked
         meanwhile is still found there."""
-        read = await self._read_page(selection, None)
-        while read is not None:
-            after = read.after
-            ahead = asyncio.ensure_future(self._read_page(selection, after))
-            try:
-                yield sql.judge_page(read, self.saver.serde)
-            except BaseException:  # a run stopped early: the read under way ends as it
-                with contextlib.suppress(BaseException):  # would (no cancel mid-query on
-                    await ahead  # a shared connection), its outcome taken
-                raise
-            del read  # let the page's rows go before the next is taken
-            read = await ahead or await self._read_page(selection, after)
+        with LookHelper(self.look_helper and sql.plain_look(self.saver.serde)) as helper:
+            read = await self._read_page(selection, None)
+            while read is not None:
+                after = read.after
+                ahead = asyncio.ensure_future(self._read_page(selection, after))
+                try:
+                    yield sql.judge_page(read, self.saver.serde, helper.judge)
+                except BaseException:  # a run stopped early: the read under way ends as it
+                    with contextlib.suppress(BaseException):  # would (no cancel mid-query
+                        await ahead  # on a shared connection), its outcome taken
+                    raise
+                del read  # let the page's rows go before the next is taken
+                read = await ahead or await self._read_page(selection, after)
 
     async def _read_page(
         self, selection: Selection, after: tuple[str, str] | None

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -36,7 +36,13 @@ from ...delta import rebuild_messages, snapshot_value
 from ...engine import repair_messages
 from ..base import Head, RepairEntry, Selection
 from ..faults import store_lost
-from ..plain import decode_plain, plain_history_is_clean, plain_replay
+from ..plain import (
+    decode_plain,
+    plain_blob_is_clean,
+    plain_history_is_clean,
+    plain_verdicts,
+)
+from ..plain_replay import plain_replay
 from ..plan import Assessment, NewCheckpoint
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
@@ -211,15 +217,32 @@ def _where(selection: Selection, after: tuple[str, str] | None) -> tuple[str, di
     return " AND ".join(where), params
 
 
-def heads_from_rows(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> PageVerdicts:
+def plain_look(serde: SerializerProtocol) -> bool:
+    """Whether blobs this serde wrote get the plain first look (LangGraph's default
+    serializer, strict or not); others are decoded with the serde itself."""
+    return isinstance(serde, JsonPlusSerializer)
+
+
+PlainJudge = Callable[[list[bytes]], bytes]
+"""Verdicts of many msgpack blobs at once, a byte each (`plain.plain_verdicts`)."""
+
+
+def heads_from_rows(
+    rows: Sequence[Sequence[Any]],
+    serde: SerializerProtocol,
+    judge_plain: PlainJudge = plain_verdicts,
+) -> PageVerdicts:
     """Group the page's rows by head and give each head its first-look verdict; a delta
-    channel with nothing stored at its head is left to walk (`delta_walk_query`)."""
-    plain_ok = isinstance(serde, JsonPlusSerializer)
+    channel with nothing stored at its head is left to walk (`delta_walk_query`).
+    The default serializer's blobs are judged together by `judge_plain`."""
+    plain_ok = plain_look(serde)
+    plain = [n for n, row in enumerate(rows) if plain_ok and row[3] == "msgpack" and row[4]]
+    verdicts = dict(zip(plain, judge_plain([bytes(rows[n][4]) for n in plain]), strict=True))
     page = PageVerdicts()
     counted: dict[HeadKey, list[str]] = {}
-    for thread_id, ns, checkpoint_id, type_, blob, channel, counted_here in rows:
+    for n, (thread_id, ns, checkpoint_id, type_, blob, channel, counted_here) in enumerate(rows):
         key = (thread_id, ns, checkpoint_id)
-        clean = blob_is_clean(type_, blob, serde, plain_ok)
+        clean = verdicts[n] if n in verdicts else blob_is_clean(type_, blob, serde, plain_ok)
         page.maybe_broken[key] = page.maybe_broken.get(key, False) or not clean
         page.found.setdefault(key, set()).update([channel] if channel is not None else [])
         counted[key] = list(counted_here or ())
@@ -239,7 +262,7 @@ def blob_is_clean(
         return True
     try:
         if plain_ok and type_ == "msgpack":
-            return plain_history_is_clean(decode_plain(blob))
+            return plain_blob_is_clean(bytes(blob))
         value = snapshot_value(serde.loads_typed((type_, bytes(blob))))
         return not isinstance(value, list) or not repair_messages(value).changed
     except Exception:  # undecodable here: let the full load decide
@@ -272,7 +295,7 @@ def judge_walks(
 ) -> None:
     """Fold the verdicts of one channel's walks into the page: a head stays clean only
     when its rebuilt history certainly is."""
-    plain_ok = isinstance(serde, JsonPlusSerializer)
+    plain_ok = plain_look(serde)
     walks: dict[HeadKey, _Walk] = {key: _Walk() for key in page.to_walk.get(channel, [])}
     for kind, thread_id, ns, head_id, depth, task_path, task_id, idx, type_, blob in rows:
         walk = walks[(thread_id, ns, head_id)]
@@ -320,9 +343,11 @@ def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
     return to_walk
 
 
-def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
+def judge_page(
+    read: PageRows, serde: SerializerProtocol, judge_plain: PlainJudge = plain_verdicts
+) -> list[Head]:
     """The page's heads with their verdicts, from rows already read."""
-    page = heads_from_rows(read.rows, serde)
+    page = heads_from_rows(read.rows, serde, judge_plain)
     for channel in page.to_walk:
         walked = read.walks.get(channel)
         if isinstance(walked, Exception):

@@ -17,6 +17,7 @@ from psycopg_pool import ConnectionPool
 from ...redact import scrubbed
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import GenericStore
+from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
@@ -25,6 +26,9 @@ from . import privileges
 
 class PostgresStore(GenericStore):
     """PostgresSaver: paged SQL over heads, a first look at blobs, audit tables."""
+
+    look_helper = True
+    """Whether a helper process takes half of each page's first look (`look_helper`)."""
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Connection[Any]]:
@@ -56,12 +60,15 @@ class PostgresStore(GenericStore):
         store's time hides behind ours; at most two pages are held at once. The end
         is only taken from a read made after the last page was looked at, so a store
         lost or locked meanwhile is still found there."""
-        with ThreadPoolExecutor(1, thread_name_prefix="langgraph-repair-pages") as reader:
+        with (
+            ThreadPoolExecutor(1, thread_name_prefix="langgraph-repair-pages") as reader,
+            LookHelper(self.look_helper and sql.plain_look(self.saver.serde)) as helper,
+        ):
             read = self._read_page(selection, None)
             while read is not None:
                 after = read.after
                 ahead = reader.submit(self._read_page, selection, after)
-                yield sql.judge_page(read, self.saver.serde)
+                yield sql.judge_page(read, self.saver.serde, helper.judge)
                 del read  # let the page's rows go before the next is taken
                 read = ahead.result() or self._read_page(selection, after)
 
