@@ -111,6 +111,16 @@ def test_a_silent_helper_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not running(pid)
 
 
+def test_the_helper_gets_no_secret_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgresql://app:hunter2@db/prod")
+    with LookHelper() as helper:
+        with open(f"/proc/{helper.pid}/environ", "rb") as environ:
+            names = {entry.split(b"=", 1)[0] for entry in environ.read().split(b"\0") if entry}
+        assert helper.judge(PAGE) == plain_verdicts(PAGE)
+        assert helper.process is not None
+    assert b"DATABASE_URL" not in names and names <= {b"PATH", b"LD_LIBRARY_PATH"}
+
+
 def test_stop_ends_the_helper() -> None:
     with LookHelper() as helper:
         pid = helper.pid or 0

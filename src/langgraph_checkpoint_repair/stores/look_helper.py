@@ -34,6 +34,10 @@ MIN_BATCH = 64
 ANSWER_TIMEOUT = 60.0
 """Seconds the helper may take to start answering a batch before it is given up."""
 
+_PASSED_ON = ("PATH", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH")
+"""All the helper gets of the environment: what an interpreter may need to start.
+Nothing else (a DSN in `DATABASE_URL`, a cloud token) reaches it."""
+
 _CHILD = """\
 import importlib.util, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is the parent's to handle
@@ -153,6 +157,7 @@ def _start() -> subprocess.Popen[bytes] | None:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            env={k: v for k, v in os.environ.items() if k in _PASSED_ON},
             start_new_session=True,  # Ctrl-C at the terminal reaches this process only
         )
     except OSError as error:
