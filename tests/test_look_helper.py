@@ -19,10 +19,12 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.stores import look_helper
 from langgraph_checkpoint_repair.stores.look_helper import LookHelper
-from langgraph_checkpoint_repair.stores.plain import plain_verdicts
+from langgraph_checkpoint_repair.stores.plain import WALKS, plain_verdicts
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
 from langgraph_checkpoint_repair.strict import StrictSerializer
-from tests.seeding import seed
+from tests.histories import ai, human, tool
+from tests.needs import DELTA_REASON
+from tests.seeding import config, seed
 from tests.stores import Store
 from tests.test_plain_look_previous import hostile_blob
 
@@ -141,7 +143,7 @@ def test_ctrl_c_is_left_to_this_process() -> None:
 
 
 async def test_a_scan_with_the_helper_reports_as_one_without(
-    pg_uri: str, monkeypatch: pytest.MonkeyPatch
+    pg_uri: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A real store and a real scan: the same report, and no helper left afterwards."""
     monkeypatch.setattr(look_helper, "MIN_BATCH", 2)
@@ -164,8 +166,47 @@ async def test_a_scan_with_the_helper_reports_as_one_without(
             reports[helped] = scan_outcomes(repair_threads(strict, dry_run=True, page_size=4))
     assert reports[True] == reports[False]
     assert reports[True]["needing"] > 0
+    assert not given_up(caplog)
     assert len(started) == 2 and started[0] and not started[1]  # the second scan had none
     assert not running(started[0])
+
+
+def test_a_delta_scan_with_the_helper_reports_as_one_without(
+    pg_uri: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Delta threads (nothing stored at most heads): their walks go to the helper too."""
+    pytest.importorskip("langgraph.channels.delta", reason=DELTA_REASON)
+    from tests.delta_agents import delta_chat
+
+    monkeypatch.setattr(look_helper, "MIN_BATCH", 2)
+    kinds: list[int] = []
+    send = LookHelper._send
+
+    def noting(helper: LookHelper, items: list[bytes], kind: int) -> int | None:
+        kinds.append(kind)
+        return send(helper, items, kind)
+
+    monkeypatch.setattr(LookHelper, "_send", noting)
+    with PostgresSaver.from_conn_string(pg_uri) as saver:
+        saver.setup()
+        chat = delta_chat(saver)
+        for n in range(12):
+            history = [human("q"), ai("a1", "c1"), *([tool("c1")] if n % 3 else []), human("b")]
+            for message in history:
+                chat.update_state(config(f"delta-{n}"), {"messages": [message]}, as_node="chat")
+        strict = PostgresSaver(saver.conn, serde=StrictSerializer())
+        reports = {}
+        for helped in (True, False):
+            monkeypatch.setattr(PostgresStore, "look_helper", helped)
+            reports[helped] = scan_outcomes(repair_threads(strict, dry_run=True, page_size=6))
+    assert reports[True] == reports[False]
+    assert reports[True]["needing"] == 4
+    assert WALKS in kinds
+    assert not given_up(caplog)  # every answer came, in its turn
+
+
+def given_up(caplog: pytest.LogCaptureFixture) -> bool:
+    return any("helper stopped" in record.getMessage() for record in caplog.records)
 
 
 def scan_outcomes(report: Any) -> dict[str, Any]:

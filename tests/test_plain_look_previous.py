@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from langgraph_checkpoint_repair.stores import plain, plain_replay
+from langgraph_checkpoint_repair.stores import plain
 from tests.generated import messy_history
 from tests.previous_look import plain as previous
 
@@ -115,8 +115,28 @@ def test_hostile_blobs_get_the_same_verdict(blob: bytes) -> None:
 @SETTINGS
 @given(hostile_blob(), st.lists(hostile_blob(), max_size=3))
 def test_delta_replays_are_the_same(seed: bytes, writes: list[bytes]) -> None:
-    now = replayed(plain, plain_replay.plain_replay, seed, writes)
+    now = replayed(plain, plain.plain_replay, seed, writes)
     assert now == replayed(previous, previous.plain_replay, seed, writes)
+
+
+@SETTINGS
+@given(st.one_of(st.none(), hostile_blob()), st.lists(hostile_blob(), max_size=3))
+def test_packed_walks_get_the_verdict_of_the_previous_replay(
+    seed: bytes | None, writes: list[bytes]
+) -> None:
+    """What the page's walks are judged by (`plain_walk_is_clean`) against the previous
+    look's own steps: decode the seed (none: an empty list) and writes, replay, check."""
+    try:
+        start = [] if seed is None else previous.decode_plain(seed)
+        value = previous.plain_replay(start, [previous.decode_plain(w) for w in writes])
+        expected = value is not None and previous.plain_history_is_clean(value)
+    except Exception:
+        expected = False
+    assert plain.plain_walk_is_clean(plain.pack_walk(seed, writes)) is expected
+
+
+def test_the_remove_all_sentinel_is_langgraphs() -> None:
+    assert plain.REMOVE_ALL_MESSAGES == REMOVE_ALL_MESSAGES
 
 
 def test_the_hostile_strategy_reaches_both_verdicts() -> None:

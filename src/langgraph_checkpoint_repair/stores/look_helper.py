@@ -1,4 +1,4 @@
-"""A helper process that takes half of each page's first look onto another core.
+"""A helper process that takes most of each page's first look onto another core.
 
 The first look (`stores.plain`) is pure decoding, which the GIL keeps on one
 core while the page reads and the full loads need it too. The helper is a
@@ -8,7 +8,9 @@ standard input and writes back one verdict byte per blob. It sees only the
 blobs, never a URL or a credential, and runs the same code as the look in
 this process.
 
-It can only make the look faster, never different: anything unexpected (it
+A page is sent to the helper as soon as it is read, so the helper decodes it
+while this process loads the previous page's broken heads. It can only make
+the look faster, never different: anything unexpected (it
 cannot start, it dies, it answers with the wrong length or a byte other than
 0 or 1) stops it for good, and its half is judged here.
 """
@@ -16,11 +18,13 @@ cannot start, it dies, it answers with the wrong length or a byte other than
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import select
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -31,6 +35,9 @@ logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
 MIN_BATCH = 64
 """Pages with fewer blobs are judged here: sending them costs more than it saves."""
+HELPER_SHARE = 90
+"""Percent of a page's blobs the helper judges: this process also reads the pages and
+loads the heads that may be broken."""
 ANSWER_TIMEOUT = 60.0
 """Seconds the helper may take to start answering a batch before it is given up."""
 
@@ -49,8 +56,9 @@ look.serve_verdicts(sys.stdin.buffer, sys.stdout.buffer)
 
 
 class LookHelper:
-    """`judge` gives `plain.plain_verdicts` of a page's blobs, half of them judged by
-    the helper process while this one judges the rest."""
+    """`start_judging` sends the helper its share of a page's blobs as soon as the page
+    is read; the judge it returns, called when the page's turn comes, judges the rest
+    here and takes the helper's verdicts, which by then are mostly ready."""
 
     def __init__(self, start: bool = True) -> None:
         self.start = start
@@ -74,25 +82,40 @@ class LookHelper:
     def pid(self) -> int | None:
         return None if self.process is None else self.process.pid
 
-    def judge(self, blobs: list[bytes]) -> bytes:
-        if self.process is None or len(blobs) < MIN_BATCH:
-            return plain.plain_verdicts(blobs)
-        half = len(blobs) // 2
-        theirs, ours = blobs[:half], blobs[half:]
-        if not self._send(theirs):
-            return plain.plain_verdicts(blobs)
-        mine = plain.plain_verdicts(ours)
-        answer = self._receive(self.batches, len(theirs))
-        return (plain.plain_verdicts(theirs) if answer is None else answer) + mine
+    def start_judging(
+        self, items: list[bytes], kind: int = plain.HISTORIES
+    ) -> Callable[[list[bytes]], bytes]:
+        """Send the helper its share of `items` (stored histories, or packed delta walks)
+        now. The judge returned gives `plain.plain_verdicts` of the same items; judges
+        must be called in the order their items were sent."""
+        if self.process is None or len(items) < MIN_BATCH:
+            return functools.partial(plain.plain_verdicts, kind=kind)
+        share = len(items) * HELPER_SHARE // 100
+        number = self._send(items[:share], kind)
+        if number is None:
+            return functools.partial(plain.plain_verdicts, kind=kind)
 
-    def _send(self, blobs: list[bytes]) -> bool:
+        def judge(same: list[bytes]) -> bytes:
+            mine = plain.plain_verdicts(same[share:], kind)
+            answer = self._receive(number, share)
+            theirs = plain.plain_verdicts(same[:share], kind) if answer is None else answer
+            return theirs + mine
+
+        return judge
+
+    def judge(self, items: list[bytes], kind: int = plain.HISTORIES) -> bytes:
+        """`plain.plain_verdicts` of `items`, the helper's share judged there."""
+        return self.start_judging(items, kind)(items)
+
+    def _send(self, items: list[bytes], kind: int) -> int | None:
+        """The batch's number once sent; None (and the helper given up) if it could not be."""
         self.batches += 1
         try:
-            plain.write_batch(_pipe(self.process, "stdin"), self.batches, blobs)
-            return True
+            plain.write_batch(_pipe(self.process, "stdin"), self.batches, kind, items)
         except (OSError, ValueError) as error:
             self._give_up(error)
-            return False
+            return None
+        return self.batches
 
     def _receive(self, number: int, count: int) -> bytes | None:
         """The verdicts of batch `number`, or None (and the helper given up) for an
@@ -137,10 +160,19 @@ def _pipe(process: subprocess.Popen[bytes] | None, name: str) -> IO[bytes]:
 
 
 def _read(stream: IO[bytes], count: int) -> bytes:
-    """`count` bytes, or fewer when the helper ended or stayed silent for a minute."""
-    if not select.select([stream], [], [], ANSWER_TIMEOUT)[0]:
-        return b""
-    return stream.read(count)
+    """`count` bytes, or fewer when the helper ended or stayed silent for a minute.
+    Read from the pipe itself, never more than asked: a buffered read could take the
+    next batch's answer too, where `select` no longer sees it."""
+    received: list[bytes] = []
+    while count:
+        if not select.select([stream.fileno()], [], [], ANSWER_TIMEOUT)[0]:
+            break
+        chunk = os.read(stream.fileno(), count)
+        if not chunk:
+            break
+        received.append(chunk)
+        count -= len(chunk)
+    return b"".join(received)
 
 
 def _start() -> subprocess.Popen[bytes] | None:

@@ -15,7 +15,7 @@ loads it from its file alone, without the package, and judges blobs with
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 import ormsgpack
@@ -94,6 +94,68 @@ def _call_ids(calls: Any, invalid: Any) -> set[Any]:
     return unique if all(ids) and len(unique) == len(ids) else set()
 
 
+REMOVE_CLASS = "RemoveMessage"
+REMOVE_ALL_MESSAGES = "__remove_all__"
+"""LangGraph's `langgraph.graph.message.REMOVE_ALL_MESSAGES`, written out so this module
+needs nothing but ormsgpack (a test holds the two equal)."""
+
+
+def plain_replay(seed: Any, writes: Sequence[Any]) -> list[Any] | None:
+    """A delta message channel's value from its decoded seed and writes, as LangGraph's
+    reducer builds it (replace by id, `RemoveMessage`, `REMOVE_ALL_MESSAGES`); None for
+    anything it does not understand (an `Overwrite`, a raw dict), to look closer."""
+    if not isinstance(seed, list) or not all(map(_is_message, seed)):
+        return None
+    result: list[Any] = list(seed)
+    index = {fields["id"]: n for n, (_, fields) in enumerate(seed) if fields.get("id") is not None}
+    for write in writes:
+        for item in write if isinstance(write, list) else [write]:
+            if not _is_message(item):
+                return None
+            _apply(result, index, item)
+    return [item for item in result if item is not None]
+
+
+def _is_message(item: Any) -> bool:
+    return type(item) is tuple  # only `decode_plain` makes tuples: (name, fields dict)
+
+
+def _apply(result: list[Any], index: dict[Any, int], item: tuple[str, dict[str, Any]]) -> None:
+    name, fields = item
+    message_id = fields.get("id")
+    if name == REMOVE_CLASS:
+        if message_id == REMOVE_ALL_MESSAGES:
+            result.clear()
+            index.clear()
+        elif message_id in index:
+            result[index.pop(message_id)] = None
+    elif message_id is None:
+        result.append(item)
+    elif message_id in index:
+        result[index[message_id]] = item
+    else:
+        index[message_id] = len(result)
+        result.append(item)
+
+
+def plain_walk_is_clean(walk: bytes) -> bool:
+    """A delta channel's walk, packed by `pack_walk`, certainly rebuilds a clean history;
+    False for anything odd or undecodable."""
+    try:
+        seed, writes = ormsgpack.unpackb(walk)
+        start = [] if seed is None else decode_plain(seed)
+        value = plain_replay(start, [decode_plain(write) for write in writes])
+        return value is not None and plain_history_is_clean(value)
+    except Exception:  # undecodable here: let the full load decide
+        return False
+
+
+def pack_walk(seed: bytes | None, writes: list[bytes]) -> bytes:
+    """A walk (its msgpack seed blob, or None for none, and its ordered msgpack write
+    blobs) as one item for `plain_walk_is_clean`."""
+    return ormsgpack.packb([seed, writes])
+
+
 def plain_blob_is_clean(blob: bytes) -> bool:
     """A stored msgpack history certainly clean; False for anything odd or undecodable."""
     try:
@@ -102,19 +164,29 @@ def plain_blob_is_clean(blob: bytes) -> bool:
         return False
 
 
-def plain_verdicts(blobs: Iterable[bytes]) -> bytes:
-    """`plain_blob_is_clean` of each blob, as one byte each (1 clean, 0 look closer)."""
-    return bytes(plain_blob_is_clean(blob) for blob in blobs)
+HISTORIES, WALKS = 0, 1
+"""The kinds of item a batch holds: stored histories, or packed delta walks."""
+_JUDGES = (plain_blob_is_clean, plain_walk_is_clean)
 
 
-_HEADER = struct.Struct("<II")  # batch number, blob count
+def plain_verdicts(items: Iterable[bytes], kind: int = HISTORIES) -> bytes:
+    """The verdict of each item of `kind`, a byte each (1 clean, 0 look closer)."""
+    return bytes(map(_JUDGES[kind], items))
+
+
+def walk_verdicts(items: Iterable[bytes]) -> bytes:
+    return plain_verdicts(items, WALKS)
+
+
+_HEADER = struct.Struct("<II")  # batch number, item count
+_KIND = struct.Struct("<B")
 _SIZE = struct.Struct("<I")
 
 
-def write_batch(sink: IO[bytes], number: int, blobs: list[bytes]) -> None:
-    """One batch of blobs as the helper reads it: its number and count, then each
-    blob's length and bytes."""
-    frame = [_HEADER.pack(number, len(blobs))]
+def write_batch(sink: IO[bytes], number: int, kind: int, blobs: list[bytes]) -> None:
+    """One batch as the helper reads it: its number, count and kind, then each item's
+    length and bytes."""
+    frame = [_HEADER.pack(number, len(blobs)), _KIND.pack(kind)]
     for blob in blobs:
         frame += (_SIZE.pack(len(blob)), blob)
     sink.write(b"".join(frame))
@@ -144,8 +216,9 @@ def serve_verdicts(source: IO[bytes], sink: IO[bytes]) -> None:
     while True:
         try:
             number, count = _HEADER.unpack(_read_exactly(source, _HEADER.size))
-            blobs = [_read_blob(source) for _ in range(count)]
+            (kind,) = _KIND.unpack(_read_exactly(source, _KIND.size))
+            items = [_read_blob(source) for _ in range(count)]
         except EOFError:
             return
-        sink.write(answer_header(number, count) + plain_verdicts(blobs))
+        sink.write(answer_header(number, count) + plain_verdicts(items, kind))
         sink.flush()

@@ -18,6 +18,7 @@ from ...redact import scrubbed
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import AsyncGenericStore
 from ..look_helper import LookHelper
+from ..plain import WALKS
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
@@ -63,34 +64,39 @@ class AsyncPostgresStore(AsyncGenericStore):
         read made after the last page was looked at, so a store lost or locked
         meanwhile is still found there."""
         with LookHelper(self.look_helper and sql.plain_look(self.saver.serde)) as helper:
-            read = await self._read_page(selection, None)
+            read = await self._read_page(selection, None, helper)
             while read is not None:
                 after = read.after
-                ahead = asyncio.ensure_future(self._read_page(selection, after))
+                ahead = asyncio.ensure_future(self._read_page(selection, after, helper))
                 try:
-                    yield sql.judge_page(read, self.saver.serde, helper.judge)
+                    yield sql.judge_page(read, self.saver.serde)
                 except BaseException:  # a run stopped early: the read under way ends as it
                     with contextlib.suppress(BaseException):  # would (no cancel mid-query
                         await ahead  # on a shared connection), its outcome taken
                     raise
                 del read  # let the page's rows go before the next is taken
-                read = await ahead or await self._read_page(selection, after)
+                read = await ahead or await self._read_page(selection, after, helper)
 
     async def _read_page(
-        self, selection: Selection, after: tuple[str, str] | None
+        self, selection: Selection, after: tuple[str, str] | None, helper: LookHelper
     ) -> sql.PageRows | None:
         """The rows of the heads after `after` and of their delta walks; None past the end.
-        A walk's failure is kept for `judge_page`, which reads those heads one by one."""
+        The helper starts on the page's blobs at once. A walk's failure is kept for
+        `judge_page`, which reads those heads one by one."""
         rows = await self._rows(*sql.heads_query(selection, after), binary=True)
         if not rows:
             return None
         read = sql.PageRows(rows)
+        read.judge_plain = helper.start_judging(sql.plain_blobs(rows, self.saver.serde))
         for channel, keys in sql.walks_needed(rows).items():
             try:
                 walk = sql.delta_walk_query(channel, keys)
-                read.walks[channel] = await self._rows(*walk, binary=True)
+                read.walks[channel] = walked = await self._rows(*walk, binary=True)
             except psycopg.Error as error:
                 read.walks[channel] = error
+            else:
+                packed = sql.gather_walks(keys, walked, self.saver.serde)[1]
+                read.judge_walks[channel] = helper.start_judging(list(packed.values()), WALKS)
         return read
 
     async def count_heads(self, selection: Selection) -> int | None:

@@ -36,13 +36,7 @@ from ...delta import rebuild_messages, snapshot_value
 from ...engine import repair_messages
 from ..base import Head, RepairEntry, Selection
 from ..faults import store_lost
-from ..plain import (
-    decode_plain,
-    plain_blob_is_clean,
-    plain_history_is_clean,
-    plain_verdicts,
-)
-from ..plain_replay import plain_replay
+from ..plain import pack_walk, plain_blob_is_clean, plain_verdicts, walk_verdicts
 from ..plan import Assessment, NewCheckpoint
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
@@ -227,6 +221,18 @@ PlainJudge = Callable[[list[bytes]], bytes]
 """Verdicts of many msgpack blobs at once, a byte each (`plain.plain_verdicts`)."""
 
 
+def plain_rows(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> list[int]:
+    """The page's rows whose blob gets the plain first look, by position."""
+    if not plain_look(serde):
+        return []
+    return [n for n, row in enumerate(rows) if row[3] == "msgpack" and row[4]]
+
+
+def plain_blobs(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> list[bytes]:
+    """The blobs of `plain_rows`, in the same order."""
+    return [bytes(rows[n][4]) for n in plain_rows(rows, serde)]
+
+
 def heads_from_rows(
     rows: Sequence[Sequence[Any]],
     serde: SerializerProtocol,
@@ -234,10 +240,10 @@ def heads_from_rows(
 ) -> PageVerdicts:
     """Group the page's rows by head and give each head its first-look verdict; a delta
     channel with nothing stored at its head is left to walk (`delta_walk_query`).
-    The default serializer's blobs are judged together by `judge_plain`."""
+    The `plain_blobs` are judged together by `judge_plain`."""
     plain_ok = plain_look(serde)
-    plain = [n for n, row in enumerate(rows) if plain_ok and row[3] == "msgpack" and row[4]]
-    verdicts = dict(zip(plain, judge_plain([bytes(rows[n][4]) for n in plain]), strict=True))
+    plain = plain_rows(rows, serde)
+    verdicts = dict(zip(plain, judge_plain(plain_blobs(rows, serde)), strict=True))
     page = PageVerdicts()
     counted: dict[HeadKey, list[str]] = {}
     for n, (thread_id, ns, checkpoint_id, type_, blob, channel, counted_here) in enumerate(rows):
@@ -287,16 +293,12 @@ def delta_walk_query(channel: str, keys: Sequence[HeadKey]) -> tuple[str, dict[s
     return DELTA_WALK_SQL, params
 
 
-def judge_walks(
-    page: PageVerdicts,
-    channel: str,
-    rows: Sequence[Sequence[Any]],
-    serde: SerializerProtocol,
-) -> None:
-    """Fold the verdicts of one channel's walks into the page: a head stays clean only
-    when its rebuilt history certainly is."""
-    plain_ok = plain_look(serde)
-    walks: dict[HeadKey, _Walk] = {key: _Walk() for key in page.to_walk.get(channel, [])}
+def gather_walks(
+    keys: Sequence[HeadKey], rows: Sequence[Sequence[Any]], serde: SerializerProtocol
+) -> tuple[dict[HeadKey, _Walk], dict[HeadKey, bytes]]:
+    """Each head's walk of one channel from the walk query's rows, and the walks the plain
+    look can judge, packed (`plain.pack_walk`)."""
+    walks: dict[HeadKey, _Walk] = {key: _Walk() for key in keys}
     for kind, thread_id, ns, head_id, depth, task_path, task_id, idx, type_, blob in rows:
         walk = walks[(thread_id, ns, head_id)]
         if kind == "x":
@@ -306,8 +308,26 @@ def judge_walks(
         else:
             sort_key = (-depth, *features.writes_sort_key(task_path or "", task_id or "", idx or 0))
             walk.writes.append((sort_key, type_, blob))
+    if not plain_look(serde):
+        return walks, {}
+    packed = {key: walk.packed() for key, walk in walks.items()}
+    return walks, {key: item for key, item in packed.items() if item is not None}
+
+
+def judge_walks(
+    page: PageVerdicts,
+    channel: str,
+    rows: Sequence[Sequence[Any]],
+    serde: SerializerProtocol,
+    judge_plain: PlainJudge = walk_verdicts,
+) -> None:
+    """Fold the verdicts of one channel's walks into the page: a head stays clean only
+    when its rebuilt history certainly is. The packed walks are judged together by
+    `judge_plain`, the others one by one."""
+    walks, packed = gather_walks(page.to_walk.get(channel, []), rows, serde)
+    verdicts = dict(zip(packed, judge_plain(list(packed.values())), strict=True))
     for key, walk in walks.items():
-        clean = walk.is_clean(channel, serde, plain_ok)
+        clean = verdicts[key] if key in verdicts else walk.is_clean(channel, serde)
         page.maybe_broken[key] = page.maybe_broken[key] or not clean
 
 
@@ -318,6 +338,10 @@ class PageRows:
 
     rows: list[tuple[Any, ...]]
     walks: dict[str, list[tuple[Any, ...]] | Exception] = field(default_factory=dict)
+    judge_plain: PlainJudge = plain_verdicts
+    """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them)."""
+    judge_walks: dict[str, PlainJudge] = field(default_factory=dict)
+    """For a channel's walks, gives the verdicts of its packed walks (`gather_walks`)."""
 
     @property
     def after(self) -> tuple[str, str]:
@@ -343,17 +367,15 @@ def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
     return to_walk
 
 
-def judge_page(
-    read: PageRows, serde: SerializerProtocol, judge_plain: PlainJudge = plain_verdicts
-) -> list[Head]:
+def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
     """The page's heads with their verdicts, from rows already read."""
-    page = heads_from_rows(read.rows, serde, judge_plain)
+    page = heads_from_rows(read.rows, serde, read.judge_plain)
     for channel in page.to_walk:
         walked = read.walks.get(channel)
         if isinstance(walked, Exception):
             walk_failed(page, channel, walked)
         elif walked is not None:
-            judge_walks(page, channel, walked, serde)
+            judge_walks(page, channel, walked, serde, read.judge_walks.get(channel, walk_verdicts))
     return page.heads()
 
 
@@ -376,27 +398,28 @@ class _Walk:
     unended: bool = False
     """The chain loops, runs out of order or is too long: the full load reports it."""
 
-    def is_clean(self, channel: str, serde: SerializerProtocol, plain_ok: bool) -> bool:
-        if self.unended:
-            return False
-        if self.seed is not None and self.seed[1] is None:
-            return False  # a seed stored inline: odd for messages, let the full load decide
+    def packed(self) -> bytes | None:
+        """This walk as one item for the plain look (`plain.pack_walk`); None when the
+        look cannot take it (seed or writes not msgpack, a chain that did not end)."""
+        if self.unended or any(type_ != "msgpack" for _, type_, _ in self.writes):
+            return None
+        if self.seed is not None and (self.seed[0] != "msgpack" or self.seed[1] is None):
+            return None
+        seed = None if self.seed is None else bytes(self.seed[1] or b"")
+        return pack_walk(seed, [bytes(blob) for _, _, blob in sorted(self.writes)])
+
+    def is_clean(self, channel: str, serde: SerializerProtocol) -> bool:
+        """The verdict of a walk the plain look cannot take: its history rebuilt from
+        messages the serde builds."""
+        if self.unended or (self.seed is not None and self.seed[1] is None):
+            return False  # a chain not ended, a seed stored inline: the full load decides
         ordered = [(type_, bytes(blob)) for _, type_, blob in sorted(self.writes)]
+        if plain_look(serde) and all(type_ == "msgpack" for type_, _ in ordered):
+            return False  # only a seed the plain look cannot read comes here
         try:
-            if plain_ok and all(type_ == "msgpack" for type_, _ in ordered):
-                return self._plain_clean(ordered)
             return self._loaded_clean(channel, ordered, serde)
         except Exception:  # undecodable here: let the full load decide
             return False
-
-    def _plain_clean(self, ordered: list[tuple[str, bytes]]) -> bool:
-        seed: Any = []
-        if self.seed is not None:
-            if self.seed[0] != "msgpack":
-                return False
-            seed = decode_plain(bytes(self.seed[1] or b""))
-        value = plain_replay(seed, [decode_plain(blob) for _, blob in ordered])
-        return value is not None and plain_history_is_clean(value)
 
     def _loaded_clean(
         self, channel: str, ordered: list[tuple[str, bytes]], serde: SerializerProtocol

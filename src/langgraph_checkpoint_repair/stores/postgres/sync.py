@@ -18,6 +18,7 @@ from ...redact import scrubbed
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import GenericStore
 from ..look_helper import LookHelper
+from ..plain import WALKS
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
@@ -64,29 +65,34 @@ class PostgresStore(GenericStore):
             ThreadPoolExecutor(1, thread_name_prefix="langgraph-repair-pages") as reader,
             LookHelper(self.look_helper and sql.plain_look(self.saver.serde)) as helper,
         ):
-            read = self._read_page(selection, None)
+            read = self._read_page(selection, None, helper)
             while read is not None:
                 after = read.after
-                ahead = reader.submit(self._read_page, selection, after)
-                yield sql.judge_page(read, self.saver.serde, helper.judge)
+                ahead = reader.submit(self._read_page, selection, after, helper)
+                yield sql.judge_page(read, self.saver.serde)
                 del read  # let the page's rows go before the next is taken
-                read = ahead.result() or self._read_page(selection, after)
+                read = ahead.result() or self._read_page(selection, after, helper)
 
     def _read_page(
-        self, selection: Selection, after: tuple[str, str] | None
+        self, selection: Selection, after: tuple[str, str] | None, helper: LookHelper
     ) -> sql.PageRows | None:
         """The rows of the heads after `after` and of their delta walks; None past the end.
-        A walk's failure is kept for `judge_page`, which reads those heads one by one."""
+        The helper starts on the page's blobs at once. A walk's failure is kept for
+        `judge_page`, which reads those heads one by one."""
         rows = self._rows(*sql.heads_query(selection, after), binary=True)
         if not rows:
             return None
         read = sql.PageRows(rows)
+        read.judge_plain = helper.start_judging(sql.plain_blobs(rows, self.saver.serde))
         for channel, keys in sql.walks_needed(rows).items():
             try:
                 walk = sql.delta_walk_query(channel, keys)
-                read.walks[channel] = self._rows(*walk, binary=True)
+                read.walks[channel] = walked = self._rows(*walk, binary=True)
             except psycopg.Error as error:
                 read.walks[channel] = error
+            else:
+                packed = sql.gather_walks(keys, walked, self.saver.serde)[1]
+                read.judge_walks[channel] = helper.start_judging(list(packed.values()), WALKS)
         return read
 
     def count_heads(self, selection: Selection) -> int | None:
