@@ -10,9 +10,9 @@ this process.
 
 A page is sent to the helper as soon as it is read, so the helper decodes it
 while this process loads the previous page's broken heads. It can only make
-the look faster, never different: anything unexpected (it
-cannot start, it dies, it answers with the wrong length or a byte other than
-0 or 1) stops it for good, and its half is judged here.
+the look faster, never different: anything unexpected (it cannot start, it
+dies, it stays silent, its answer has the wrong number, length or a byte other
+than 0 or 1) stops it for good, and its share is judged here.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ HELPER_SHARE = 90
 """Percent of a page's blobs the helper judges: this process also reads the pages and
 loads the heads that may be broken."""
 ANSWER_TIMEOUT = 60.0
-"""Seconds the helper may take to start answering a batch before it is given up."""
+"""Seconds the helper may stay silent while an answer is due before it is given up."""
 
 _PASSED_ON = ("PATH", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH")
 """All the helper gets of the environment: what an interpreter may need to start.
