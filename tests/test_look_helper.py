@@ -159,11 +159,7 @@ async def test_a_scan_with_the_helper_reports_as_one_without(
     with PostgresSaver.from_conn_string(pg_uri) as saver:
         saver.setup()
         await seed(Store(saver, is_async=False), bricked=3)
-        strict = PostgresSaver(saver.conn, serde=StrictSerializer())
-        reports = {}
-        for helped in (True, False):
-            monkeypatch.setattr(PostgresStore, "look_helper", helped)
-            reports[helped] = scan_outcomes(repair_threads(strict, dry_run=True, page_size=4))
+        reports = scans_with_and_without_helper(saver, 4, monkeypatch)
     assert reports[True] == reports[False]
     assert reports[True]["needing"] > 0
     assert not given_up(caplog)
@@ -194,11 +190,7 @@ def test_a_delta_scan_with_the_helper_reports_as_one_without(
             history = [human("q"), ai("a1", "c1"), *([tool("c1")] if n % 3 else []), human("b")]
             for message in history:
                 chat.update_state(config(f"delta-{n}"), {"messages": [message]}, as_node="chat")
-        strict = PostgresSaver(saver.conn, serde=StrictSerializer())
-        reports = {}
-        for helped in (True, False):
-            monkeypatch.setattr(PostgresStore, "look_helper", helped)
-            reports[helped] = scan_outcomes(repair_threads(strict, dry_run=True, page_size=6))
+        reports = scans_with_and_without_helper(saver, 6, monkeypatch)
     assert reports[True] == reports[False]
     assert reports[True]["needing"] == 4
     assert WALKS in kinds
@@ -209,9 +201,18 @@ def given_up(caplog: pytest.LogCaptureFixture) -> bool:
     return any("helper stopped" in record.getMessage() for record in caplog.records)
 
 
-def scan_outcomes(report: Any) -> dict[str, Any]:
-    return {
-        "scanned": report.threads_scanned,
-        "needing": report.threads_needing_repair,
-        "threads": sorted((r.thread_id, r.outcome) for r in report.threads),
-    }
+def scans_with_and_without_helper(
+    saver: PostgresSaver, page_size: int, monkeypatch: pytest.MonkeyPatch
+) -> dict[bool, dict[str, Any]]:
+    """What a strict scan of `saver`'s store reports, with the helper (True) and without."""
+    strict = PostgresSaver(saver.conn, serde=StrictSerializer())
+    reports = {}
+    for helped in (True, False):
+        monkeypatch.setattr(PostgresStore, "look_helper", helped)
+        report = repair_threads(strict, dry_run=True, page_size=page_size)
+        reports[helped] = {
+            "scanned": report.threads_scanned,
+            "needing": report.threads_needing_repair,
+            "threads": sorted((r.thread_id, r.outcome) for r in report.threads),
+        }
+    return reports

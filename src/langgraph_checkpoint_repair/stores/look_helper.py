@@ -181,7 +181,7 @@ def _start() -> subprocess.Popen[bytes] | None:
     source = Path(plain.__file__)
     if (os.cpu_count() or 1) < 2 or os.name != "posix" or not source.is_file():
         return None
-    if not sys.executable:
+    if not sys.executable:  # an embedded interpreter: nothing to start
         return None
     try:
         return subprocess.Popen(

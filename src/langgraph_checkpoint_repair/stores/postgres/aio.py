@@ -18,7 +18,6 @@ from ...redact import scrubbed
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import AsyncGenericStore
 from ..look_helper import LookHelper
-from ..plain import WALKS
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
@@ -29,7 +28,7 @@ class AsyncPostgresStore(AsyncGenericStore):
     """AsyncPostgresSaver: paged SQL over heads, a first look at blobs, audit tables."""
 
     look_helper = True
-    """Whether a helper process takes half of each page's first look (`look_helper`)."""
+    """Whether a helper process takes most of each page's first look (`look_helper`)."""
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
@@ -81,22 +80,20 @@ class AsyncPostgresStore(AsyncGenericStore):
         self, selection: Selection, after: tuple[str, str] | None, helper: LookHelper
     ) -> sql.PageRows | None:
         """The rows of the heads after `after` and of their delta walks; None past the end.
-        The helper starts on the page's blobs at once. A walk's failure is kept for
-        `judge_page`, which reads those heads one by one."""
+        The helper starts on the page's blobs once they are read. A walk's failure is
+        kept for `judge_page`, which reads those heads one by one."""
         rows = await self._rows(*sql.heads_query(selection, after), binary=True)
         if not rows:
             return None
         read = sql.PageRows(rows)
-        read.judge_plain = helper.start_judging(sql.plain_blobs(rows, self.saver.serde))
         for channel, keys in sql.walks_needed(rows).items():
             try:
-                walk = sql.delta_walk_query(channel, keys)
-                read.walks[channel] = walked = await self._rows(*walk, binary=True)
+                walked = await self._rows(*sql.delta_walk_query(channel, keys), binary=True)
             except psycopg.Error as error:
                 read.walks[channel] = error
             else:
-                packed = sql.gather_walks(keys, walked, self.saver.serde)[1]
-                read.judge_walks[channel] = helper.start_judging(list(packed.values()), WALKS)
+                read.walks[channel] = sql.gather_walks(keys, walked, self.saver.serde)
+        read.start_judging(self.saver.serde, helper.start_judging)
         return read
 
     async def count_heads(self, selection: Selection) -> int | None:

@@ -36,7 +36,14 @@ from ...delta import rebuild_messages, snapshot_value
 from ...engine import repair_messages
 from ..base import Head, RepairEntry, Selection
 from ..faults import store_lost
-from ..plain import pack_walk, plain_blob_is_clean, plain_verdicts, walk_verdicts
+from ..plain import (
+    HISTORIES,
+    WALKS,
+    pack_walk,
+    plain_blob_is_clean,
+    plain_verdicts,
+    walk_verdicts,
+)
 from ..plan import Assessment, NewCheckpoint
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
@@ -230,7 +237,11 @@ def plain_rows(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> list
 
 def plain_blobs(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> list[bytes]:
     """The blobs of `plain_rows`, in the same order."""
-    return [bytes(rows[n][4]) for n in plain_rows(rows, serde)]
+    return _blobs_at(rows, plain_rows(rows, serde))
+
+
+def _blobs_at(rows: Sequence[Sequence[Any]], positions: list[int]) -> list[bytes]:
+    return [bytes(rows[n][4]) for n in positions]
 
 
 def heads_from_rows(
@@ -243,7 +254,7 @@ def heads_from_rows(
     The `plain_blobs` are judged together by `judge_plain`."""
     plain_ok = plain_look(serde)
     plain = plain_rows(rows, serde)
-    verdicts = dict(zip(plain, judge_plain(plain_blobs(rows, serde)), strict=True))
+    verdicts = dict(zip(plain, judge_plain(_blobs_at(rows, plain)), strict=True))
     page = PageVerdicts()
     counted: dict[HeadKey, list[str]] = {}
     for n, (thread_id, ns, checkpoint_id, type_, blob, channel, counted_here) in enumerate(rows):
@@ -293,11 +304,21 @@ def delta_walk_query(channel: str, keys: Sequence[HeadKey]) -> tuple[str, dict[s
     return DELTA_WALK_SQL, params
 
 
+@dataclass
+class ChannelWalks:
+    """One delta channel's walks on a page: each head's walk, the walks the plain look
+    can take (packed, `plain.pack_walk`), and what gives those their verdicts (a helper
+    may be judging them)."""
+
+    walks: dict[HeadKey, _Walk]
+    packed: dict[HeadKey, bytes]
+    judge_plain: PlainJudge = walk_verdicts
+
+
 def gather_walks(
     keys: Sequence[HeadKey], rows: Sequence[Sequence[Any]], serde: SerializerProtocol
-) -> tuple[dict[HeadKey, _Walk], dict[HeadKey, bytes]]:
-    """Each head's walk of one channel from the walk query's rows, and the walks the plain
-    look can judge, packed (`plain.pack_walk`)."""
+) -> ChannelWalks:
+    """Each head's walk of one channel, from the walk query's rows."""
     walks: dict[HeadKey, _Walk] = {key: _Walk() for key in keys}
     for kind, thread_id, ns, head_id, depth, task_path, task_id, idx, type_, blob in rows:
         walk = walks[(thread_id, ns, head_id)]
@@ -309,39 +330,45 @@ def gather_walks(
             sort_key = (-depth, *features.writes_sort_key(task_path or "", task_id or "", idx or 0))
             walk.writes.append((sort_key, type_, blob))
     if not plain_look(serde):
-        return walks, {}
+        return ChannelWalks(walks, {})
     packed = {key: walk.packed() for key, walk in walks.items()}
-    return walks, {key: item for key, item in packed.items() if item is not None}
+    return ChannelWalks(walks, {key: item for key, item in packed.items() if item is not None})
 
 
 def judge_walks(
-    page: PageVerdicts,
-    channel: str,
-    rows: Sequence[Sequence[Any]],
-    serde: SerializerProtocol,
-    judge_plain: PlainJudge = walk_verdicts,
+    page: PageVerdicts, channel: str, gathered: ChannelWalks, serde: SerializerProtocol
 ) -> None:
     """Fold the verdicts of one channel's walks into the page: a head stays clean only
-    when its rebuilt history certainly is. The packed walks are judged together by
-    `judge_plain`, the others one by one."""
-    walks, packed = gather_walks(page.to_walk.get(channel, []), rows, serde)
-    verdicts = dict(zip(packed, judge_plain(list(packed.values())), strict=True))
-    for key, walk in walks.items():
+    when its rebuilt history certainly is. The packed walks are judged together, the
+    others one by one."""
+    packed = gathered.packed
+    verdicts = dict(zip(packed, gathered.judge_plain(list(packed.values())), strict=True))
+    for key, walk in gathered.walks.items():
         clean = verdicts[key] if key in verdicts else walk.is_clean(channel, serde)
         page.maybe_broken[key] = page.maybe_broken[key] or not clean
 
 
+StartJudging = Callable[[list[bytes], int], PlainJudge]
+"""Starts the verdicts of items of a kind and returns their judge (`LookHelper`)."""
+
+
 @dataclass
 class PageRows:
-    """One page as read from the store, before any blob is decoded: the heads' rows,
-    and for each delta channel to walk, its walk's rows or the error the query raised."""
+    """One page as read from the store: the heads' rows, and for each delta channel to
+    walk, its walks or the error the query raised."""
 
     rows: list[tuple[Any, ...]]
-    walks: dict[str, list[tuple[Any, ...]] | Exception] = field(default_factory=dict)
+    walks: dict[str, ChannelWalks | Exception] = field(default_factory=dict)
     judge_plain: PlainJudge = plain_verdicts
     """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them)."""
-    judge_walks: dict[str, PlainJudge] = field(default_factory=dict)
-    """For a channel's walks, gives the verdicts of its packed walks (`gather_walks`)."""
+
+    def start_judging(self, serde: SerializerProtocol, start: StartJudging) -> None:
+        """Hand the page's plain blobs, then each channel's packed walks, to `start` as
+        soon as the page is read, in the order `judge_page` takes their verdicts."""
+        self.judge_plain = start(plain_blobs(self.rows, serde), HISTORIES)
+        for gathered in self.walks.values():
+            if isinstance(gathered, ChannelWalks):
+                gathered.judge_plain = start(list(gathered.packed.values()), WALKS)
 
     @property
     def after(self) -> tuple[str, str]:
@@ -375,7 +402,7 @@ def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
         if isinstance(walked, Exception):
             walk_failed(page, channel, walked)
         elif walked is not None:
-            judge_walks(page, channel, walked, serde, read.judge_walks.get(channel, walk_verdicts))
+            judge_walks(page, channel, walked, serde)
     return page.heads()
 
 
