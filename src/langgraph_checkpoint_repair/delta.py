@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from langchain_core.messages import BaseMessage, RemoveMessage
@@ -41,6 +42,7 @@ logger = logging.getLogger("langgraph_checkpoint_repair")
 COUNTERS_KEY = "counters_since_delta_snapshot"
 """Checkpoint metadata: delta channel -> (updates, supersteps) since its last snapshot."""
 
+_message_id = attrgetter("id")
 MESSAGE_TYPES = frozenset({"human", "ai", "tool", "system", "function", "remove", "chat"})
 
 
@@ -149,11 +151,16 @@ def rebuild_messages(history: DeltaChannelHistory) -> list[BaseMessage] | None:
     """
     seed: Any = history.get("seed", [])
     stored = snapshot_value(seed)
-    if not _holds_message_likes(stored):
-        return None
     writes = history.get("writes") or []
     values = [write[2] for write in writes]
-    typed = type(stored) is list and _holds_message_classes(stored) and _all_typed_writes(values)
+    typed_state = type(stored) is list and _holds_message_classes(stored)
+    if typed_state and all(type(value) is list for value in values):
+        appended = appended_messages(stored, values)
+        if appended is not None:
+            return appended
+    if not typed_state and not _holds_message_likes(stored):
+        return None
+    typed = typed_state and _all_typed_writes(values)
     if not typed and not all(_is_message_write(value) for value in values):
         return None
     channel: Any = features.DeltaChannel(messages_reducer).from_checkpoint(seed)
@@ -162,6 +169,23 @@ def rebuild_messages(history: DeltaChannelHistory) -> list[BaseMessage] | None:
     if typed or _holds_messages(value):  # messages in, messages out
         return cast(list[BaseMessage], value)
     return None
+
+
+def appended_messages(state: list[BaseMessage], writes: list[Any]) -> list[BaseMessage] | None:
+    """`state` then every message written, when that is all LangGraph's reducer would
+    do with these writes: lists of messages, none a `RemoveMessage`, each written id
+    given once and new to `state`. Otherwise None, and the reducer replays them.
+
+    The usual delta history is only appended to; this says so by sets of ids and of
+    classes, without the reducer's message-by-message pass.
+    """
+    added = list(itertools.chain.from_iterable(writes))
+    if not _classes_are_plain_messages(added):
+        return None
+    ids = set(map(_message_id, added))
+    if len(ids) != len(added) or None in ids or not ids.isdisjoint(map(_message_id, state)):
+        return None
+    return [*state, *added]
 
 
 def _all_typed_writes(values: list[Any]) -> bool:

@@ -1,8 +1,9 @@
 """`repair_messages`: make a history satisfy the provider tool-call pairing rules.
 
-One cheap walk (`walk`) proves most histories valid without allocating and,
-when only some blocks are wrong and every result sits in its call's block,
-rebuilds just those blocks, copying the rest by reference. When a result
+A valid history in the usual shape is proven so by `proves_paired`, at least
+cost. Otherwise one cheap walk (`walk`) proves most histories valid without
+allocating and, when only some blocks are wrong and every result sits in its
+call's block, rebuilds just those blocks, copying the rest by reference. When a result
 strays (or the data is odd), `strays` matches the ids that strayed in order
 and rebuilds what they touch. Both apply the same rules (`fixes`).
 """
@@ -18,6 +19,7 @@ from .fixes import Fixer
 from .hygiene import in_flight_ai, repair_for_provider
 from .media import repair_content
 from .policy import DEFAULT_POLICY, RepairPolicy
+from .proof import proves_paired
 from .strays import repair_strays
 from .walk import ContentNotes, walk
 
@@ -51,6 +53,8 @@ def _repair(
     if policy.provider is not None:  # pairing first, then that provider's own rules
         return repair_for_provider(messages, policy, in_flight, _repair, notes)
     as_list = messages if isinstance(messages, list) else list(messages)
+    if notes is None and proves_paired(as_list):  # the usual valid history, at least cost
+        return RepairResult(as_list, (), False)
     fixer = Fixer(as_list, policy, in_flight_ai(as_list, in_flight))
     repaired = walk(as_list, in_flight, fixer, notes)
     if repaired is as_list:

@@ -1,0 +1,168 @@
+"""`proves_paired` never proves a history the full engine would change.
+
+The proof is the engine's shortcut for a valid history in the usual shape. Its
+one promise: when it says True, the engine from before the shortcut (kept in
+`tests.previous_engine`) finds nothing to do, whatever the policy. Histories
+are drawn close to valid (results in call order) and then bent the ways that
+matter to the proof: results reordered or missing, an id empty or used twice,
+an orphan, an invalid call, an open last block, an unusual class.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+from langgraph_checkpoint_repair import RepairPolicy, repair_messages
+from langgraph_checkpoint_repair.engine.proof import proves_paired
+from tests.generated import policies
+from tests.previous_engine import previous_repair
+
+SETTINGS = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+BENDS = ("reorder", "drop", "empty_id", "reused_id", "orphan", "invalid", "open", "odd_class")
+
+
+@st.composite
+def valid_history(draw: st.DrawFn) -> list[BaseMessage]:
+    """Turns of a question, an AI message with zero to three calls answered in call
+    order, now and then an answer or a system message."""
+    history: list[BaseMessage] = []
+    for turn in range(draw(st.integers(0, 8))):
+        history.append(HumanMessage(f"q{turn}", id=f"h{turn}"))
+        if draw(st.integers(0, 5)) == 0:
+            history.append(SystemMessage(f"note {turn}"))
+        ids = [f"call_{turn}_{k}" for k in range(draw(st.integers(0, 3)))]
+        calls: list[Any] = [{"name": f"t{k}", "args": {"k": k}, "id": i} for k, i in enumerate(ids)]
+        history.append(AIMessage("", id=f"a{turn}", tool_calls=calls))
+        history.extend(ToolMessage(f"r {i}", tool_call_id=i, id=f"t{i}") for i in ids)
+        if draw(st.booleans()):
+            history.append(AIMessage(f"answer {turn}", id=f"b{turn}"))
+    return history
+
+
+def bend(draw: st.DrawFn, history: list[BaseMessage], how: str) -> None:
+    """One change to `history`, in place, of the kind the proof must notice."""
+    results = [n for n, m in enumerate(history) if type(m) is ToolMessage]
+    callers = [n for n, m in enumerate(history) if type(m) is AIMessage and m.tool_calls]
+    if how == "orphan":
+        history.insert(draw(st.integers(0, len(history))), ToolMessage("?", tool_call_id="ghost"))
+    elif how == "open":
+        history.append(AIMessage("", id="open", tool_calls=[{"name": "t", "args": {}, "id": "o"}]))
+    elif how == "odd_class":
+        call: Any = {"name": "t", "args": {}, "id": "in_a_chunk"}
+        chunk = AIMessageChunk(content="", tool_calls=[call])
+        odd = draw(st.sampled_from([ChatMessage(content="c", role="user"), chunk]))
+        history.insert(draw(st.integers(0, len(history))), odd)
+    elif how in ("reorder", "drop") and results:
+        n = draw(st.sampled_from(results))
+        moved = history.pop(n)
+        if how == "reorder":
+            history.insert(draw(st.integers(0, len(history))), moved)
+    elif callers:
+        n = draw(st.sampled_from(callers))
+        message: Any = history[n]
+        calls = [dict(call) for call in message.tool_calls]
+        if how == "empty_id":  # the id emptied, in the call and in its result
+            first = history[n + 1] if n + 1 < len(history) else None
+            if isinstance(first, ToolMessage) and first.tool_call_id == calls[0]["id"]:
+                history[n + 1] = first.model_copy(update={"tool_call_id": ""})
+            calls[0]["id"] = ""
+        elif how == "reused_id":  # the id given twice, and answered twice
+            calls.append(dict(calls[0]))
+            answer = ToolMessage("again", tool_call_id=calls[0]["id"])
+            history.insert(n + len(message.tool_calls) + 1, answer)
+        update: dict[str, Any] = {"tool_calls": calls}
+        if how == "invalid":
+            update["invalid_tool_calls"] = [
+                {"name": "t", "args": "{", "id": "bad", "error": None, "type": "invalid_tool_call"}
+            ]
+        history[n] = message.model_copy(update=update)
+
+
+@st.composite
+def bent_history(draw: st.DrawFn) -> list[BaseMessage]:
+    history = draw(valid_history())
+    for how in draw(st.lists(st.sampled_from(BENDS), max_size=2)):
+        bend(draw, history, how)
+    return history
+
+
+@SETTINGS
+@given(bent_history(), policies, st.booleans())
+def test_a_proven_history_is_one_the_previous_engine_leaves_alone(
+    history: list[BaseMessage], policy: RepairPolicy, in_flight: bool
+) -> None:
+    if not proves_paired(history):
+        return  # not proven: the full walk decides, and the equality tests cover it
+    result = previous_repair(history, policy=policy, in_flight=in_flight)
+    assert result.messages is history
+    assert result.actions == ()
+    assert not result.changed
+
+
+@SETTINGS
+@given(valid_history(), policies, st.booleans())
+def test_every_valid_history_in_call_order_is_proven(
+    history: list[BaseMessage], policy: RepairPolicy, in_flight: bool
+) -> None:
+    assert proves_paired(history)
+    result = repair_messages(history, policy=policy, in_flight=in_flight)
+    assert result.messages is history and not result.changed and result.actions == ()
+
+
+def calls_of(*ids: str) -> list[Any]:
+    return [{"name": "t", "args": {}, "id": i} for i in ids]
+
+
+def test_results_in_another_order_are_left_to_the_walk_which_finds_them_valid() -> None:
+    history: list[BaseMessage] = [
+        HumanMessage("q"),
+        AIMessage("", tool_calls=calls_of("a", "b")),
+        ToolMessage("b", tool_call_id="b"),
+        ToolMessage("a", tool_call_id="a"),
+    ]
+    assert not proves_paired(history)
+    result = repair_messages(history)
+    assert result.messages is history and not result.changed
+
+
+def test_an_open_last_block_is_left_to_the_walk_which_keeps_it_in_flight() -> None:
+    history: list[BaseMessage] = [HumanMessage("q"), AIMessage("", tool_calls=calls_of("a"))]
+    assert not proves_paired(history)
+    assert not repair_messages(history, in_flight=True).changed
+    assert repair_messages(history).changed
+
+
+def test_an_id_given_twice_and_answered_twice_is_left_to_the_walk_which_repairs_it() -> None:
+    history: list[BaseMessage] = [
+        HumanMessage("q"),
+        AIMessage("", tool_calls=calls_of("a", "a")),
+        ToolMessage("a", tool_call_id="a"),
+        ToolMessage("a again", tool_call_id="a"),
+    ]
+    assert not proves_paired(history)
+    assert repair_messages(history).changed
+
+
+def test_odd_data_is_not_proven_and_does_not_raise() -> None:
+    no_id_key = AIMessage.model_construct(
+        content="", tool_calls=[{"name": "t", "args": {}}], invalid_tool_calls=[]
+    )
+    unhashable = AIMessage.model_construct(
+        content="",
+        tool_calls=[{"name": "t", "args": {}, "id": ["x"]}, {"name": "t", "args": {}, "id": "y"}],
+        invalid_tool_calls=[],
+    )
+    for odd in (no_id_key, unhashable):
+        assert not proves_paired([HumanMessage("q"), odd])
