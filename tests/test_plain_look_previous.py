@@ -3,8 +3,9 @@
 `tests.previous_look` keeps that look. On histories a real serializer stored
 and on hostile msgpack (messages whose fields are not a dict, calls of every
 odd shape, unknown extensions, keys that are not strings, truncated bytes),
-both must reach the same verdict, replay a delta channel to the same history,
-and fail on the same blobs.
+both must reach the same verdict (failing on a history counts as "look
+closer", as for every caller), replay a delta channel to the same history,
+and fail to decode the same blobs.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ values = st.recursive(
     ),
     max_leaves=6,
 )
-call_ids = st.sampled_from(["a", "b", "c", None, "", 1])
+call_ids = st.sampled_from(["a", "b", "c", None, "", 1, 1.0, True, [], ["a"], {"id": "a"}])
+"""Ids as stored, and odd ones: equal to another under another type, or unhashable."""
 calls = st.lists(st.fixed_dictionaries({"id": call_ids}) | values, max_size=3) | values
 fields = (
     st.fixed_dictionaries(
@@ -84,10 +86,16 @@ def hostile_blob(draw: st.DrawFn) -> bytes:
 
 
 def verdict(look: Any, blob: bytes) -> Any:
+    """The look's verdict; a blob it fails on is one to look closer at (False), as
+    every caller takes it (`plain_blob_is_clean`), and so is a history it fails on."""
     try:
-        return look.plain_history_is_clean(look.decode_plain(blob))
-    except Exception as error:  # the error is part of the outcome
+        decoded = look.decode_plain(blob)
+    except Exception as error:  # an undecodable blob is part of the outcome
         return type(error)
+    try:
+        return look.plain_history_is_clean(decoded)
+    except Exception:
+        return False
 
 
 def replayed(look: Any, replay: Any, seed: bytes, writes: list[bytes]) -> Any:
@@ -147,3 +155,20 @@ def test_the_hostile_strategy_reaches_both_verdicts() -> None:
     clean, broken = ormsgpack.packb([ai, tool]), ormsgpack.packb([ai])
     assert verdict(plain, clean) is True and verdict(previous, clean) is True
     assert verdict(plain, broken) is False and verdict(previous, broken) is False
+
+
+ODD_IDS: list[Any] = ["a", "b", None, "", 1, 1.0, True, [], ["a"], {"id": "a"}]
+
+
+def test_every_pair_of_odd_ids_gets_the_same_verdict() -> None:
+    """A call of each id answered by a result of each id, alone or beside a second
+    call: every pair, not only the ones the strategies happen to draw."""
+    for call_id in ODD_IDS:
+        for answer_id in ODD_IDS:
+            for calls in ([{"id": call_id}], [{"id": call_id}, {"id": "z"}]):
+                ai = ["m", "AIMessage", {"tool_calls": calls}, "v"]
+                tool = ["m", "ToolMessage", {"tool_call_id": answer_id}, "v"]
+                z = ["m", "ToolMessage", {"tool_call_id": "z"}, "v"]
+                exts = [ormsgpack.Ext(5, ormsgpack.packb(part)) for part in (ai, tool, z)]
+                blob = ormsgpack.packb(exts[: len(calls) + 1])
+                assert verdict(plain, blob) == verdict(previous, blob), (calls, answer_id)

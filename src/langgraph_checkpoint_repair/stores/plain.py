@@ -65,26 +65,45 @@ def plain_history_is_clean(value: Any) -> bool:
     """
     if type(value) is not list:
         return False
-    expected: set[Any] = set()  # a set: a message with tens of thousands of calls stays linear
+    expected: Any = None  # None, the one id (a str) a block waits for, or a set of them
     for item in value:
         if type(item) is not tuple:
             return False
         name, fields = item
         if name in _TOOL_CLASSES:
             answered = fields.get("tool_call_id")
-            if answered not in expected:
+            if type(expected) is str:  # the usual block: one call
+                if answered != expected:
+                    return False
+                expected = None
+            elif expected is None or answered not in expected:
                 return False
-            expected.discard(answered)
-        elif expected:
+            else:  # a set: a message with tens of thousands of calls stays linear
+                expected.discard(answered)
+                expected = expected or None
+        elif expected is not None:
             return False
         elif name in _AI_CLASSES:
-            calls = fields.get("tool_calls")
-            invalid = fields.get("invalid_tool_calls")
-            if calls or invalid:
-                expected = _call_ids(calls or [], invalid or [])
-                if not expected:
-                    return False
-    return not expected
+            expected = _awaited(fields.get("tool_calls"), fields.get("invalid_tool_calls"))
+            if expected is _UNANSWERABLE:
+                return False
+    return expected is None
+
+
+_UNANSWERABLE = object()
+"""What `_awaited` answers for calls that no result can answer (an id missing or reused)."""
+
+
+def _awaited(calls: Any, invalid: Any) -> Any:
+    """None for a message without calls; the id of its one call when that is a string;
+    else the set of its call ids, or `_UNANSWERABLE` when one is missing or used twice."""
+    if not calls and not invalid:
+        return None
+    if not invalid and type(calls) is list and len(calls) == 1 and type(calls[0]) is dict:
+        call_id = calls[0].get("id")
+        if type(call_id) is str and call_id:
+            return call_id
+    return _call_ids(calls or [], invalid or []) or _UNANSWERABLE
 
 
 def _call_ids(calls: Any, invalid: Any) -> set[Any]:
