@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import (
@@ -57,8 +58,10 @@ def bend(draw: st.DrawFn, history: list[BaseMessage], how: str) -> None:
     callers = [n for n, m in enumerate(history) if type(m) is AIMessage and m.tool_calls]
     if how == "orphan":
         history.insert(draw(st.integers(0, len(history))), ToolMessage("?", tool_call_id="ghost"))
-    elif how == "open":
-        history.append(AIMessage("", id="open", tool_calls=[{"name": "t", "args": {}, "id": "o"}]))
+    elif how == "open":  # a last block with its first result only
+        calls: Any = [{"name": "t", "args": {}, "id": i} for i in ("o1", "o2")]
+        history.append(AIMessage("", id="open", tool_calls=calls))
+        history.append(ToolMessage("first", tool_call_id="o1"))
     elif how == "odd_class":
         call: Any = {"name": "t", "args": {}, "id": "in_a_chunk"}
         chunk = AIMessageChunk(content="", tool_calls=[call])
@@ -103,7 +106,7 @@ def bent_history(draw: st.DrawFn) -> list[BaseMessage]:
 def test_a_proven_history_is_one_the_previous_engine_leaves_alone(
     history: list[BaseMessage], policy: RepairPolicy, in_flight: bool
 ) -> None:
-    if not proves_paired(history):
+    if not proves_paired(history, in_flight):
         return  # not proven: the full walk decides, and the equality tests cover it
     result = previous_repair(history, policy=policy, in_flight=in_flight)
     assert result.messages is history
@@ -137,8 +140,13 @@ def test_results_in_another_order_are_left_to_the_walk_which_finds_them_valid() 
     assert result.messages is history and not result.changed
 
 
-def test_an_open_last_block_is_left_to_the_walk_which_keeps_it_in_flight() -> None:
-    history: list[BaseMessage] = [HumanMessage("q"), AIMessage("", tool_calls=calls_of("a"))]
+@pytest.mark.parametrize("answered", [0, 1, 2])
+def test_an_open_last_block_is_proven_only_in_flight(answered: int) -> None:
+    """An interrupted thread's last block (some results in, the rest to come) is valid
+    while its calls may run; once they cannot, it is the walk's to answer."""
+    history: list[BaseMessage] = [HumanMessage("q"), AIMessage("", tool_calls=calls_of(*"abc"))]
+    history += [ToolMessage(i, tool_call_id=i) for i in "abc"[:answered]]
+    assert proves_paired(history, in_flight=True)
     assert not proves_paired(history)
     assert not repair_messages(history, in_flight=True).changed
     assert repair_messages(history).changed

@@ -5,8 +5,8 @@ AIMessage's calls are answered by the ToolMessages right after it, in call
 order (LangGraph's `ToolNode` writes them so). The proof checks only that
 shape, with the least work per message, so that a load pays as little as it
 can for a history that needs nothing. Anything else (results in another
-order, an open last block, an unusual class, an invalid call) is "not
-proven", not "broken": the full walk then decides, as it always did.
+order, an unusual class, an invalid call, an open last block not in flight)
+is "not proven", not "broken": the full walk then decides, as it always did.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ _id_of = itemgetter("id")
 _NO_MORE_IDS: Iterator[str] = iter(())
 
 
-def proves_paired(messages: list[BaseMessage]) -> bool:
+def proves_paired(messages: list[BaseMessage], in_flight: bool = False) -> bool:
     """True when every call is answered right after its AIMessage, in call order, and
     every ToolMessage answers such a call; False when that is not so or not sure.
+    With `in_flight`, the last block may still lack its later results (its calls may
+    run), as an interrupted thread's does.
 
     True implies that the full walk finds nothing to repair. Calls must have ids of
     their own (none empty, none used twice in a message) and no AIMessage may hold
@@ -30,12 +32,12 @@ def proves_paired(messages: list[BaseMessage]) -> bool:
     (a call without an id key, an id that cannot be hashed) is not proven either.
     """
     try:
-        return _answered_in_call_order(messages)
+        return _answered_in_call_order(messages, in_flight)
     except (KeyError, TypeError):
         return False
 
 
-def _answered_in_call_order(messages: list[BaseMessage]) -> bool:
+def _answered_in_call_order(messages: list[BaseMessage], in_flight: bool) -> bool:
     tool_class, ai_class = ToolMessage, AIMessage
     human_class, system_class = HumanMessage, SystemMessage
     expected = None  # the id the next message must answer, while a block is open
@@ -66,4 +68,4 @@ def _answered_in_call_order(messages: list[BaseMessage]) -> bool:
                 expected = next(more_ids)
         elif cls is not human_class and cls is not system_class:
             return False
-    return expected is None
+    return expected is None or in_flight

@@ -53,7 +53,9 @@ def _repair(
     if policy.provider is not None:  # pairing first, then that provider's own rules
         return repair_for_provider(messages, policy, in_flight, _repair, notes)
     as_list = messages if isinstance(messages, list) else list(messages)
-    if notes is None and proves_paired(as_list):  # the usual valid history, at least cost
+    if notes is None and proves_paired(
+        as_list, in_flight
+    ):  # the usual valid history, at least cost
         return RepairResult(as_list, (), False)
     fixer = Fixer(as_list, policy, in_flight_ai(as_list, in_flight))
     repaired = walk(as_list, in_flight, fixer, notes)
