@@ -86,14 +86,19 @@ def hostile_blob(draw: st.DrawFn) -> bytes:
 
 
 def verdict(look: Any, blob: bytes) -> Any:
-    """The look's verdict; a blob it fails on is one to look closer at (False), as
-    every caller takes it (`plain_blob_is_clean`), and so is a history it fails on."""
+    """The look's verdict on a blob; failing to decode it is part of the outcome."""
     try:
         decoded = look.decode_plain(blob)
-    except Exception as error:  # an undecodable blob is part of the outcome
+    except Exception as error:
         return type(error)
+    return checked(look, decoded)
+
+
+def checked(look: Any, value: Any) -> bool:
+    """The look's check of a decoded history; a history it fails on is one to look
+    closer at (False), as every caller takes it (`plain_blob_is_clean`)."""
     try:
-        return look.plain_history_is_clean(decoded)
+        return bool(look.plain_history_is_clean(value))
     except Exception:
         return False
 
@@ -104,7 +109,7 @@ def replayed(look: Any, replay: Any, seed: bytes, writes: list[bytes]) -> Any:
         value = replay(look.decode_plain(seed), [look.decode_plain(w) for w in writes])
     except Exception as error:
         return type(error)
-    return None if value is None else (len(value), look.plain_history_is_clean(value))
+    return None if value is None else (len(value), checked(look, value))
 
 
 @SETTINGS
