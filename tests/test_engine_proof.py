@@ -128,16 +128,22 @@ def calls_of(*ids: str) -> list[Any]:
     return [{"name": "t", "args": {}, "id": i} for i in ids]
 
 
-def test_results_in_another_order_are_left_to_the_walk_which_finds_them_valid() -> None:
-    history: list[BaseMessage] = [
-        HumanMessage("q"),
-        AIMessage("", tool_calls=calls_of("a", "b")),
-        ToolMessage("b", tool_call_id="b"),
-        ToolMessage("a", tool_call_id="a"),
-    ]
+@pytest.mark.parametrize(
+    ("call_ids", "result_ids", "repaired"),
+    [
+        ("ab", "ba", False),  # results in another order: valid, as the walk finds
+        ("aa", "aa", True),  # an id given twice and answered twice: the walk repairs it
+    ],
+)
+def test_what_the_proof_leaves_the_walk_decides(
+    call_ids: str, result_ids: str, repaired: bool
+) -> None:
+    history: list[BaseMessage] = [HumanMessage("q"), AIMessage("", tool_calls=calls_of(*call_ids))]
+    history += [ToolMessage(i, tool_call_id=i) for i in result_ids]
     assert not proves_paired(history)
     result = repair_messages(history)
-    assert result.messages is history and not result.changed
+    assert result.changed is repaired
+    assert (result.messages is history) is not repaired
 
 
 @pytest.mark.parametrize("answered", [0, 1, 2])
@@ -149,17 +155,6 @@ def test_an_open_last_block_is_proven_only_in_flight(answered: int) -> None:
     assert proves_paired(history, in_flight=True)
     assert not proves_paired(history)
     assert not repair_messages(history, in_flight=True).changed
-    assert repair_messages(history).changed
-
-
-def test_an_id_given_twice_and_answered_twice_is_left_to_the_walk_which_repairs_it() -> None:
-    history: list[BaseMessage] = [
-        HumanMessage("q"),
-        AIMessage("", tool_calls=calls_of("a", "a")),
-        ToolMessage("a", tool_call_id="a"),
-        ToolMessage("a again", tool_call_id="a"),
-    ]
-    assert not proves_paired(history)
     assert repair_messages(history).changed
 
 
