@@ -3,9 +3,9 @@
 A valid history in the usual shape is proven so by `proves_paired`, at least
 cost. Otherwise one cheap walk (`walk`) proves most histories valid without
 allocating and, when only some blocks are wrong and every result sits in its
-call's block, rebuilds just those blocks, copying the rest by reference. When a result
-strays (or the data is odd), `strays` matches the ids that strayed in order
-and rebuilds what they touch. Both apply the same rules (`fixes`).
+call's block, rebuilds just those blocks, copying the rest by reference. When
+a result strays (or the data is odd), `strays` matches the ids that strayed in
+order and rebuilds what they touch. Both apply the same rules (`fixes`).
 """
 
 from __future__ import annotations
@@ -53,9 +53,8 @@ def _repair(
     if policy.provider is not None:  # pairing first, then that provider's own rules
         return repair_for_provider(messages, policy, in_flight, _repair, notes)
     as_list = messages if isinstance(messages, list) else list(messages)
-    if notes is None and proves_paired(
-        as_list, in_flight
-    ):  # the usual valid history, at least cost
+    # The usual valid history, at least cost; the content rules need the walk's notes.
+    if notes is None and proves_paired(as_list, in_flight):
         return RepairResult(as_list, (), False)
     fixer = Fixer(as_list, policy, in_flight_ai(as_list, in_flight))
     repaired = walk(as_list, in_flight, fixer, notes)
