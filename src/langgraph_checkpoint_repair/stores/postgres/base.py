@@ -88,6 +88,9 @@ FROM langgraph_repair_threads WHERE run_id = %s ORDER BY thread_id, checkpoint_n
 PROBE_SQL = "SELECT 1 FROM checkpoints LIMIT 1"
 RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
 
+# The page's blobs are looked up head by head on checkpoint_blobs' primary key (OFFSET 0
+# keeps the planner from joining them in one pass, which on a small or young table is a
+# sequential scan of every blob for each page: the whole table read once per page).
 _HEADS_SQL = """
 WITH heads AS (
     SELECT DISTINCT ON (thread_id, checkpoint_ns)
@@ -104,11 +107,14 @@ SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob, b.channel,
         WHERE h.versions ? name AND h.counters ? name
     ) AS counted
 FROM heads h
-LEFT JOIN checkpoint_blobs b
-    ON b.thread_id = h.thread_id
-    AND b.checkpoint_ns = h.checkpoint_ns
-    AND b.channel = ANY(%(channels)s)
-    AND b.version = h.versions ->> b.channel
+LEFT JOIN LATERAL (
+    SELECT b.type, b.blob, b.channel FROM checkpoint_blobs b
+    WHERE b.thread_id = h.thread_id
+        AND b.checkpoint_ns = h.checkpoint_ns
+        AND b.channel = ANY(%(channels)s)
+        AND b.version = h.versions ->> b.channel
+    OFFSET 0
+) b ON TRUE
 ORDER BY h.thread_id DESC, h.checkpoint_ns DESC"""
 
 # A delta channel stores nothing at most heads: the ancestors' writes since the nearest
