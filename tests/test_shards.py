@@ -139,6 +139,8 @@ async def test_shards_run_as_commands_repair_each_broken_head_once(pg_uri: str) 
         assert done.returncode == 0, done.stderr
         repaired += last_json(done.stdout)["threads_repaired"]
     assert repaired == broken
+    verbose = run_cli("scan", pg_uri, "--shard", "1/3", "--min-idle", "0", "-v")
+    assert "shard 1/3: thread ids from '" in verbose.stderr  # which part this pod covers
     after = last_json(run_cli("scan", pg_uri, "--min-idle", "0", "--json").stdout)
     assert after["threads_needing_repair"] == 0
     assert after["threads_scanned"] == scanned["threads_scanned"]

@@ -114,6 +114,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         if selection.shard not in self.ranges:
             sample = await self._rows(shards.SAMPLE_SQL)
             self.ranges[selection.shard] = shards.range_of(sample, selection.shard)
+            shards.announce(selection.shard, self.ranges[selection.shard])
         return self.ranges[selection.shard]
 
     async def count_heads(self, selection: Selection) -> int | None:

@@ -27,9 +27,12 @@ by two shards (harmless: runs are idempotent) or by none, until the next run.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
 WHOLE_BLOCKS = 64
 """The first blocks of the table, sampled whole: a store that fits is split exactly."""
@@ -61,6 +64,14 @@ class ThreadRange:
     high: str | None = None
     empty: bool = False
     """No thread at all: the sample ended before this shard's share began."""
+
+    def describe(self) -> str:
+        """The range in words, ids quoted (`-v` logs it)."""
+        if self.empty:
+            return "no thread ids (the store's sample ends before this part)"
+        low = "the first thread id" if self.low is None else repr(self.low)
+        high = "the last" if self.high is None else f"{self.high!r} (excluded)"
+        return f"thread ids from {low} to {high}"
 
     def start(self) -> tuple[str, str] | None:
         """The keyset cursor of the shard's first page: every head before `high`. The
@@ -106,6 +117,11 @@ def shard_range(cuts: Sequence[str | None], k: int) -> ThreadRange:
         return ThreadRange(empty=True)
     high = cuts[k] if k < len(cuts) else None
     return ThreadRange(low, high)
+
+
+def announce(shard: tuple[int, int], within: ThreadRange) -> None:
+    """Log which thread ids a shard covers, for an operator comparing pods (`-v`)."""
+    logger.info("shard %d/%d: %s", shard[0], shard[1], within.describe())
 
 
 def range_of(sample: Sequence[Sequence[Any]], shard: tuple[int, int]) -> ThreadRange:

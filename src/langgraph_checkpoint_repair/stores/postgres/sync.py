@@ -110,6 +110,7 @@ class PostgresStore(GenericStore):
         if selection.shard not in self.ranges:
             sample = self._rows(shards.SAMPLE_SQL)
             self.ranges[selection.shard] = shards.range_of(sample, selection.shard)
+            shards.announce(selection.shard, self.ranges[selection.shard])
         return self.ranges[selection.shard]
 
     def count_heads(self, selection: Selection) -> int | None:
