@@ -116,6 +116,35 @@ async def test_the_async_store_cuts_the_same_ranges(pg_uri: str) -> None:
     assert got == expected
 
 
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_a_shard_also_reads_what_its_range_gained_while_it_ran(
+    pg_uri: str, is_async: bool
+) -> None:
+    """Threads created while shard 0/2 runs move its upper boundary up: the shard reads
+    the heads it gained too, so nothing falls between it and shard 1/2 started after."""
+    older, newer = [f"a-{n}" for n in range(10)], [f"b-{n}" for n in range(10)]
+    with saver_on(pg_uri) as saver:
+        for thread_id in older:
+            put_chain(saver, thread_id, "", CLEAN)
+        selection = Selection(shard=(0, 2), page_size=2)
+        if is_async:
+            async with AsyncPostgresSaver.from_conn_string(pg_uri) as asaver:
+                pages = astore_for(asaver).pages(selection)
+                first = {(h.thread_id, h.checkpoint_ns) for h in await anext(pages)}
+                for thread_id in newer:
+                    put_chain(saver, thread_id, "", CLEAN)
+                rest = {(h.thread_id, h.checkpoint_ns) async for page in pages for h in page}
+        else:
+            sync_pages = store_for(saver).pages(selection)
+            first = {(h.thread_id, h.checkpoint_ns) for h in next(sync_pages)}
+            for thread_id in newer:
+                put_chain(saver, thread_id, "", CLEAN)
+            rest = {(h.thread_id, h.checkpoint_ns) for page in sync_pages for h in page}
+        later = heads(saver, Selection(shard=(1, 2), page_size=2))
+    assert first | rest == {(t, "") for t in older}  # a-5..a-9 were shard 1's at its start
+    assert later == {(t, "") for t in newer}
+
+
 async def test_writes_on_existing_threads_move_no_boundary(pg_uri: str) -> None:
     """A shard restarted after the others repaired their part covers the same heads."""
     with saver_on(pg_uri) as saver:

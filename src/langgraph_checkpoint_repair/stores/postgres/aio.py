@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import psycopg
@@ -69,6 +69,19 @@ class AsyncPostgresStore(AsyncGenericStore):
         read made after the last page was looked at, so a store lost or locked
         meanwhile is still found there."""
         within = await self._within(selection)
+        async with contextlib.aclosing(self._pages_within(selection, within)) as pages:
+            async for page in pages:  # closed at once when the run stops early
+                yield page
+        if within is None:
+            return
+        for more in shards.widened(within, await self._sampled(selection)):  # gained meanwhile
+            async with contextlib.aclosing(self._pages_within(selection, more)) as pages:
+                async for page in pages:
+                    yield page
+
+    async def _pages_within(
+        self, selection: Selection, within: shards.ThreadRange | None
+    ) -> AsyncGenerator[list[Head], None]:
         with LookHelper(self.look_helper and sql.plain_look(self.saver.serde)) as helper:
             read = await self._read_page(selection, shards.first_cursor(within), helper, within)
             while read is not None:
@@ -112,10 +125,14 @@ class AsyncPostgresStore(AsyncGenericStore):
         if selection.shard is None or selection.shard[1] == 1:
             return None
         if selection.shard not in self.ranges:
-            sample = await self._rows(shards.SAMPLE_SQL)
-            self.ranges[selection.shard] = shards.range_of(sample, selection.shard)
+            self.ranges[selection.shard] = await self._sampled(selection)
             shards.announce(selection.shard, self.ranges[selection.shard])
         return self.ranges[selection.shard]
+
+    async def _sampled(self, selection: Selection) -> shards.ThreadRange:
+        """The shard's range as the store's sample cuts it now."""
+        assert selection.shard is not None
+        return shards.range_of(await self._rows(shards.SAMPLE_SQL), selection.shard)
 
     async def count_heads(self, selection: Selection) -> int | None:
         rows = await self._rows(*sql.count_query(selection, await self._within(selection)))

@@ -21,8 +21,12 @@ checkpoints never change: writes on existing threads (the application's,
 repairs, undos) add checkpoints with a parent, which the sample ignores, so
 they move no boundary. What moves one is a thread created, or deleted, in a
 sampled block between two shards' starts, or the table rewritten (VACUUM FULL,
-CLUSTER): the few heads between the old and the new boundary are then looked at
-by two shards (harmless: runs are idempotent) or by none, until the next run.
+CLUSTER). So a shard samples again after its last page and also reads what its
+range gained meanwhile (`widened`): shards that run at the same time cover the
+store whatever moved while they ran. Only between one shard's end and another's
+start (shards run in waves) can a move leave the heads between the old and the
+new boundary to two shards (harmless: runs are idempotent) or to none, until the
+next run.
 """
 
 from __future__ import annotations
@@ -117,6 +121,22 @@ def shard_range(cuts: Sequence[str | None], k: int) -> ThreadRange:
         return ThreadRange(empty=True)
     high = cuts[k] if k < len(cuts) else None
     return ThreadRange(low, high)
+
+
+def widened(old: ThreadRange, new: ThreadRange) -> list[ThreadRange]:
+    """What a shard that covered `old` reads more when its range is `new` by its end
+    (boundaries that moved while it ran): the parts of `new` below and above `old`.
+    Thread ids compare in the database only: a part that is empty there reads nothing."""
+    if new.empty:
+        return []
+    if old.empty:
+        return [new]
+    more = []
+    if old.low is not None and new.low != old.low:
+        more.append(ThreadRange(new.low, old.low))
+    if old.high is not None and new.high != old.high:
+        more.append(ThreadRange(old.high, new.high))
+    return more
 
 
 def announce(shard: tuple[int, int], within: ThreadRange) -> None:

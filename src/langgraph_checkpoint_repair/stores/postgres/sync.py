@@ -67,6 +67,14 @@ class PostgresStore(GenericStore):
         is only taken from a read made after the last page was looked at, so a store
         lost or locked meanwhile is still found there."""
         within = self._within(selection)
+        yield from self._pages_within(selection, within)
+        if within is not None:  # what the shard's range gained while it ran
+            for more in shards.widened(within, self._sampled(selection)):
+                yield from self._pages_within(selection, more)
+
+    def _pages_within(
+        self, selection: Selection, within: shards.ThreadRange | None
+    ) -> Iterator[list[Head]]:
         with (
             ThreadPoolExecutor(1, thread_name_prefix="langgraph-repair-pages") as reader,
             LookHelper(self.look_helper and sql.plain_look(self.saver.serde)) as helper,
@@ -108,10 +116,14 @@ class PostgresStore(GenericStore):
         if selection.shard is None or selection.shard[1] == 1:
             return None
         if selection.shard not in self.ranges:
-            sample = self._rows(shards.SAMPLE_SQL)
-            self.ranges[selection.shard] = shards.range_of(sample, selection.shard)
+            self.ranges[selection.shard] = self._sampled(selection)
             shards.announce(selection.shard, self.ranges[selection.shard])
         return self.ranges[selection.shard]
+
+    def _sampled(self, selection: Selection) -> shards.ThreadRange:
+        """The shard's range as the store's sample cuts it now."""
+        assert selection.shard is not None
+        return shards.range_of(self._rows(shards.SAMPLE_SQL), selection.shard)
 
     def count_heads(self, selection: Selection) -> int | None:
         rows = self._rows(*sql.count_query(selection, self._within(selection)))
