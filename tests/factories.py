@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 SQLITE_ENV = "REPAIR_TEST_SQLITE"
@@ -179,4 +180,12 @@ async def async_postgres_saver() -> AsyncIterator[BaseCheckpointSaver[Any]]:
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
     async with AsyncPostgresSaver.from_conn_string(os.environ[POSTGRES_ENV]) as saver:
+        yield saver
+
+
+@contextlib.contextmanager
+def postgres_saver() -> Iterator[BaseCheckpointSaver[Any]]:
+    """A PostgresSaver on one connection to `REPAIR_TEST_POSTGRES`, opened as an
+    application opens it: with the role's own settings, none of the command's."""
+    with PostgresSaver.from_conn_string(os.environ[POSTGRES_ENV]) as saver:
         yield saver
