@@ -85,6 +85,7 @@ def test_a_trim_fits_keeps_pairs_and_order_and_settles(
     out = result.messages
     kinds = [a.kind for a in result.actions]
     count = counter or count_tokens_approximately
+    assert policy.input_budget is not None
     assert count(out) <= policy.input_budget or "over_budget" in kinds
     assert violations(out if not in_flight else _answered(out)) == []
     repaired = repair_messages(history, in_flight=in_flight).messages
