@@ -14,6 +14,11 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.tools import tool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
 
 from langgraph_checkpoint_repair.engine import MARKER_KEY
 
@@ -42,3 +47,38 @@ def tokens(messages: Sequence[BaseMessage]) -> int:
 
 def markers(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return [m for m in messages if MARKER_KEY in m.additional_kwargs]
+
+
+RESULT_CHARS = 2000
+"""What one `read_file` returns: about 500 tokens."""
+
+
+@tool
+def read_file(path: str) -> str:
+    """Read a file of the repository."""
+    return f"# {path}\n" + "x" * RESULT_CHARS
+
+
+def reading_turns(steps: int, start: int = 0) -> list[AIMessage]:
+    """A model's replies for a long single task: `steps` reads, one a turn."""
+    return [
+        AIMessage(
+            "", tool_calls=[{"name": "read_file", "args": {"path": f"f{n}.py"}, "id": f"r{n}"}]
+        )
+        for n in range(start, start + steps)
+    ]
+
+
+def reading_agent(model: Any, saver: BaseCheckpointSaver[Any] | None) -> CompiledStateGraph[Any]:
+    """A model node and a tool node over a plain `messages` list."""
+
+    def think(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("think", think)
+    builder.add_node("act", ToolNode([read_file]))
+    builder.add_edge(START, "think")
+    builder.add_conditional_edges("think", tools_condition, {"tools": "act", END: END})
+    builder.add_edge("act", "think")
+    return builder.compile(checkpointer=saver)
