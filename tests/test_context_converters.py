@@ -4,6 +4,8 @@ field, every kept call answered in the next turn."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from langchain_aws.chat_models.bedrock_converse import _messages_to_bedrock
 from langchain_core.messages import BaseMessage
@@ -34,7 +36,7 @@ def test_anthropic_gets_the_marker_as_the_first_user_turn(trimmed: list[BaseMess
     turns = anthropic_request(trimmed)
     assert turns[0]["role"] == "user" and "earlier messages" in str(turns[0]["content"])
     roles = [t["role"] for t in turns]
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))  # roles alternate
+    assert all(a != b for a, b in itertools.pairwise(roles))  # roles alternate
     for asked, answered in zip(turns[1::2], turns[2::2], strict=False):
         uses = [b["id"] for b in asked["content"] if b.get("type") == "tool_use"]
         results = [b["tool_use_id"] for b in answered["content"] if isinstance(b, dict)]
@@ -55,5 +57,5 @@ def test_bedrock_gets_alternating_turns_opening_with_the_user(trimmed: list[Base
     turns, system = _messages_to_bedrock(list(trimmed))
     assert system and turns[0]["role"] == "user"
     roles = [t["role"] for t in turns]
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))
+    assert all(a != b for a, b in itertools.pairwise(roles))
     assert "earlier messages" in str(turns[0]["content"])

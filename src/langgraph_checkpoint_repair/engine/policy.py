@@ -330,7 +330,13 @@ def policy_from_settings(settings: Iterable[str]) -> RepairPolicy:
             fields = ", ".join(RepairPolicy.__dataclass_fields__)
             raise ValueError(f"not a policy setting: {setting!r} (KEY=VALUE with KEY in {fields})")
         values[key] = _setting_value(setting, key, value)
-    return RepairPolicy(**values)
+    policy = RepairPolicy(**values)
+    if policy.context_reserve is not None and policy.context_window is None:
+        raise ValueError(
+            "context_reserve needs a context window: add max_input_tokens=N "
+            "(or a model_profile with max_input_tokens)"
+        )
+    return policy
 
 
 def split_settings(text: str) -> list[str]:
