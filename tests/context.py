@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -21,6 +22,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from langgraph_checkpoint_repair.engine import MARKER_KEY
+from tests.fakes import ProviderRejected, window_model
+from tests.seeding import config
+from tests.stores import Store
 
 
 def read_step(n: int, size: int = 400) -> list[BaseMessage]:
@@ -49,6 +53,9 @@ def markers(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return [m for m in messages if MARKER_KEY in m.additional_kwargs]
 
 
+WINDOW = 3000
+"""The window of the model in the thread tests: a few reads overflow it."""
+TOO_LONG = "prompt is too long: .* tokens > 3000 maximum"
 RESULT_CHARS = 2000
 """What one `read_file` returns: about 500 tokens."""
 
@@ -82,3 +89,15 @@ def reading_agent(model: Any, saver: BaseCheckpointSaver[Any] | None) -> Compile
     builder.add_conditional_edges("think", tools_condition, {"tools": "act", END: END})
     builder.add_edge("act", "think")
     return builder.compile(checkpointer=saver)
+
+
+async def overflow(store: Store, thread_id: str) -> None:
+    """A long single task of reads until the prompt no longer fits, then a second run
+    that fails the same way."""
+    agent = reading_agent(window_model(WINDOW, *reading_turns(20)), store.saver)
+    task = {"messages": [HumanMessage("Read the whole repository.")]}
+    with pytest.raises(ProviderRejected, match=TOO_LONG):
+        await store.invoke(agent, task, config(thread_id))
+    again = reading_agent(window_model(WINDOW, "Done."), store.saver)
+    with pytest.raises(ProviderRejected, match=TOO_LONG):
+        await store.invoke(again, {"messages": [HumanMessage("Go on.")]}, config(thread_id))

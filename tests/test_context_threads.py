@@ -7,32 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy
 from tests.batch_runs import head_messages, run_repair, run_undo
-from tests.context import markers, reading_agent, reading_turns, tokens
-from tests.fakes import ProviderRejected, window_model
+from tests.context import WINDOW, markers, overflow, reading_agent, tokens
+from tests.fakes import window_model
 from tests.oracle import assert_valid
 from tests.seeding import config
 from tests.stores import Store
 
-WINDOW = 3000
 POLICY = RepairPolicy(max_input_tokens=WINDOW)
-TOO_LONG = "prompt is too long: .* tokens > 3000 maximum"
-
-
-async def overflow(store: Store, thread_id: str) -> None:
-    """A long single task of reads until the prompt no longer fits, then a second run
-    that fails the same way."""
-    agent = reading_agent(window_model(WINDOW, *reading_turns(20)), store.saver)
-    task = {"messages": [HumanMessage("Read the whole repository.")]}
-    with pytest.raises(ProviderRejected, match=TOO_LONG):
-        await store.invoke(agent, task, config(thread_id))
-    again = reading_agent(window_model(WINDOW, "Done."), store.saver)
-    with pytest.raises(ProviderRejected, match=TOO_LONG):
-        await store.invoke(again, {"messages": [HumanMessage("Go on.")]}, config(thread_id))
 
 
 def as_dicts(messages: list[BaseMessage]) -> list[dict[str, Any]]:
