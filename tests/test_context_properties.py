@@ -125,6 +125,57 @@ def test_the_shortcut_bound_is_never_below_langchains_count(history: list[BaseMe
     assert bound is not None and bound >= count_tokens_approximately(history)
 
 
+ARGUMENTS = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(st.characters(codec=None, exclude_categories=()), max_size=20)
+    | st.sampled_from(["'", '"', "\\", "\x00", "\x85", "\u2028", "\ud800", "\U000e0001", "é😀"]),
+    lambda inner: (
+        st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=5), inner, max_size=6)
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(arguments=st.lists(st.dictionaries(st.text(max_size=8), ARGUMENTS, max_size=4), max_size=4))
+def test_the_bound_holds_for_any_arguments(arguments: list[dict[str, Any]]) -> None:
+    """The calls' repr, bounded by their marshalled size: hostile texts (escapes,
+    quotes, surrogates), lists of `False` (the most repr for a byte), nesting."""
+    calls: Any = [{"name": "t", "args": a, "id": f"c{n}"} for n, a in enumerate(arguments)]
+    history = [
+        AIMessage("", tool_calls=calls),
+        *(ToolMessage("r", tool_call_id=c["id"]) for c in calls),
+    ]
+    bound = approximate_bound(history)
+    assert bound is not None and bound >= count_tokens_approximately(history)
+
+
+def test_the_bound_holds_for_the_densest_repr() -> None:
+    calls: Any = [{"name": "t", "args": {"x": [False] * 1000, "y": [None] * 1000}, "id": "c"}]
+    history = [AIMessage("", tool_calls=calls)]
+    bound = approximate_bound(history)
+    assert bound is not None and bound >= count_tokens_approximately(history)
+
+
+def test_the_bound_declines_what_marshal_cannot_write() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    for odd in (loop, object(), b"\x00" * 10):
+        calls: Any = [{"name": "t", "args": {"x": odd}, "id": "c"}]
+        history = [AIMessage("", tool_calls=calls)]
+        bound = approximate_bound(history)
+        assert bound is None or bound >= count_tokens_approximately(history)
+    assert (
+        approximate_bound(
+            [AIMessage("", tool_calls=[{"name": "t", "args": {"x": loop}, "id": "c"}])]
+        )
+        is None
+    )
+
+
 def test_the_bound_declines_list_contents() -> None:
     assert approximate_bound([HumanMessage([{"type": "text", "text": "hi"}])]) is None
 
