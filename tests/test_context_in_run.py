@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import create_react_agent
 
-from langgraph_checkpoint_repair import RepairPolicy, pre_model_hook
+from langgraph_checkpoint_repair import RepairPolicy, cancel_pending_tool_calls, pre_model_hook
 from langgraph_checkpoint_repair.agents import RepairToolCallsMiddleware
 from tests.agents import thread
 from tests.context import TOO_LONG, WINDOW, markers, read_file, reading_turns, tokens
@@ -107,3 +107,20 @@ def test_pre_model_hook_with_persist_trims_the_state_too() -> None:
     out = react_agent_with(model, persist=True).invoke(TASK, thread())
     assert out["messages"][-1].content == "Done."
     assert len(markers(out["messages"])) == 1 and len(out["messages"]) < 2 + 2 * STEPS
+
+
+def test_cancelling_pending_calls_writes_results_and_trims_nothing() -> None:
+    model = WindowModel(messages=iter(reading_turns(STEPS)), window=100_000)
+    graph: CompiledStateGraph[Any] = create_agent(
+        model, [read_file], checkpointer=InMemorySaver(), interrupt_before=["tools"]
+    )
+    config = thread()
+    for _ in range(STEPS):  # every read approved but the last, left pending
+        graph.invoke(TASK if _ == 0 else None, config)
+    before = graph.get_state(config).values["messages"]
+    policy = RepairPolicy(max_input_tokens=2, token_counter=len)  # room for two messages
+    result = cancel_pending_tool_calls(graph, config, policy=policy)
+    assert [a.kind for a in result.actions] == ["placeholder"]
+    after = graph.get_state(config).values["messages"]
+    assert after[: len(before)] == before and len(after) == len(before) + 1
+    assert not markers(after)

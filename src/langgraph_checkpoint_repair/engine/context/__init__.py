@@ -28,7 +28,7 @@ from .results import cut_long_results
 from .trim import drop_oldest
 from .units import layout
 
-__all__ = ["count_tokens", "fit_context", "removed_by"]
+__all__ = ["count_tokens", "fit_context", "removed_by", "without_budget"]
 
 Earlier = Callable[[Sequence[BaseMessage], RepairPolicy, bool], RepairResult]
 """The rules before this one, handed in so that this package imports nothing above it."""
