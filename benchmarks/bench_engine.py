@@ -271,9 +271,7 @@ def budgets() -> None:
     print("a trim of a history ten times over its budget: time(2n) / time(n) (goal: at most 2.2)")
     n = 20_000
     small, large = make_turns(n), make_turns(2 * n)
-    trims = [
-        functools.partial(repair_messages, h, policy=within(h, 0.1)) for h in (small, large)
-    ]
+    trims = [functools.partial(repair_messages, h, policy=within(h, 0.1)) for h in (small, large)]
     assert all(trim().changed for trim in trims)
     once_n, once_2n = best_of_each(trims, rounds=7)
     print(f"  {n:>7,} -> {2 * n:>7,} messages  {once_2n / once_n:5.2f}")
