@@ -37,15 +37,14 @@ class Trim:
         units = self.layout.units[: self.dropped]
         return sum(map(len, units)) + sum(self.layout.markers.values())
 
-    def drop(self, excess: int) -> int:
-        """Drop the oldest units left until `excess` tokens are gone; the excess left."""
+    def drop(self, excess: int) -> None:
+        """Drop the oldest units left until `excess` tokens are gone (or none is left)."""
         units = self.layout.units
         while excess > 0 and self.dropped < len(units):
             tokens = sum(self.counts[n] for n in units[self.dropped])
             self.dropped += 1
             self.dropped_tokens += tokens
             excess -= tokens
-        return excess
 
     def build(self, language: str) -> list[BaseMessage]:
         """The history without the dropped units and old markers, with one new marker."""
