@@ -84,3 +84,21 @@ async def test_undo_restores_the_whole_original_list(store: Store) -> None:
     undone = await run_undo(store, report.run_id)
     assert undone.threads_restored == 1
     assert as_dicts(await head_messages(store, "long")) == before
+
+
+async def test_what_cannot_fit_is_reported_over_budget(store: Store) -> None:
+    await overflow(store, "long")
+    task = HumanMessage("Read all of it: " + "every file " * 1500)  # alone over the budget
+    agent = reading_agent(window_model(WINDOW), store.saver)
+    await store.update_state(agent, config("long"), {"messages": [task]}, as_node="think")
+    report = await run_repair(store, policy=POLICY)
+    assert report.threads_repaired == 1
+    assert report.actions.get("context_trimmed") == 1 and report.actions.get("over_budget") == 1
+    (thread,) = report.threads
+    assert {a.split(":")[0] for a in thread.actions["messages"]} == {
+        "context_trimmed",
+        "over_budget",
+    }
+    head = await head_messages(store, "long")
+    assert head[-1].content == task.content and len(head) == 2  # the marker and the task
+    assert (await run_repair(store, policy=POLICY)).threads_needing_repair == 0
