@@ -23,13 +23,14 @@ on any machine, busy or not.
   decide: every message counted); and the growth time(2n) / time(n) of a trim
   of a history ten times over its budget (2.0 means linear; goal: at most 2.2).
 
-    python benchmarks/bench_engine.py
+    python benchmarks/bench_engine.py [deepagents|arrangements|growth|budget ...]
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -277,11 +278,20 @@ def budgets() -> None:
     print(f"  {n:>7,} -> {2 * n:>7,} messages  {once_2n / once_n:5.2f}")
 
 
+SECTIONS: dict[str, Callable[[], None]] = {
+    "deepagents": against_deepagents,
+    "arrangements": arrangements,
+    "growth": growth,
+    "budget": budgets,
+}
+
+
 def main() -> None:
-    against_deepagents()
-    arrangements()
-    growth()
-    budgets()
+    """Every section, or those named on the command line (`budget`, say)."""
+    for name in sys.argv[1:] or SECTIONS:
+        if name not in SECTIONS:
+            raise SystemExit(f"no section {name!r}: choose from {', '.join(SECTIONS)}")
+        SECTIONS[name]()
 
 
 if __name__ == "__main__":
