@@ -33,6 +33,11 @@ class CountingModel(WindowModel):
         return 2 * tokens(messages)
 
 
+def long_run() -> Any:
+    """A thread's config with room for the task's steps (two supersteps a read)."""
+    return {**thread(), "recursion_limit": 4 * STEPS}
+
+
 def long_task_model(cls: type[WindowModel] = WindowModel, **settings: Any) -> WindowModel:
     return cls(messages=iter([*reading_turns(STEPS), "Done."]), window=WINDOW, **settings)
 
@@ -53,25 +58,25 @@ def assert_request_trimmed_state_whole(model: WindowModel, state: list[BaseMessa
 
 def test_without_a_budget_the_long_task_fails() -> None:
     with pytest.raises(ProviderRejected, match=TOO_LONG):
-        agent_with(long_task_model(), RepairToolCallsMiddleware()).invoke(TASK, thread())
+        agent_with(long_task_model(), RepairToolCallsMiddleware()).invoke(TASK, long_run())
 
 
 def test_the_middlewares_policy_trims_the_request() -> None:
     model = long_task_model()
     middleware = RepairToolCallsMiddleware(RepairPolicy(max_input_tokens=WINDOW))
-    out = agent_with(model, middleware).invoke(TASK, thread())
+    out = agent_with(model, middleware).invoke(TASK, long_run())
     assert_request_trimmed_state_whole(model, out["messages"])
 
 
 @needs_model_profiles
 def test_the_middleware_reads_the_window_from_the_models_profile() -> None:
     model = long_task_model(profile={"max_input_tokens": WINDOW})
-    out = agent_with(model, RepairToolCallsMiddleware()).invoke(TASK, thread())
+    out = agent_with(model, RepairToolCallsMiddleware()).invoke(TASK, long_run())
     assert_request_trimmed_state_whole(model, out["messages"])
     unread = long_task_model(profile={"max_input_tokens": WINDOW})
     with pytest.raises(ProviderRejected, match=TOO_LONG):
         agent_with(unread, RepairToolCallsMiddleware(use_model_profile=False)).invoke(
-            TASK, thread()
+            TASK, long_run()
         )
 
 
@@ -79,7 +84,7 @@ def test_the_middleware_can_count_with_the_models_own_counter() -> None:
     model = long_task_model(CountingModel)
     policy = RepairPolicy(max_input_tokens=WINDOW)
     middleware = RepairToolCallsMiddleware(policy, use_model_counter=True)
-    out = agent_with(model, middleware).invoke(TASK, thread())
+    out = agent_with(model, middleware).invoke(TASK, long_run())
     assert out["messages"][-1].content == "Done."
     assert all(
         model.get_num_tokens_from_messages(sent) <= WINDOW * 9 // 10 for sent in model.received
@@ -98,13 +103,13 @@ def react_agent_with(model: WindowModel, persist: bool) -> CompiledStateGraph[An
 
 def test_pre_model_hook_trims_the_request_and_leaves_the_state() -> None:
     model = long_task_model()
-    out = react_agent_with(model, persist=False).invoke(TASK, thread())
+    out = react_agent_with(model, persist=False).invoke(TASK, long_run())
     assert_request_trimmed_state_whole(model, out["messages"])
 
 
 def test_pre_model_hook_with_persist_trims_the_state_too() -> None:
     model = long_task_model()
-    out = react_agent_with(model, persist=True).invoke(TASK, thread())
+    out = react_agent_with(model, persist=True).invoke(TASK, long_run())
     assert out["messages"][-1].content == "Done."
     assert len(markers(out["messages"])) == 1 and len(out["messages"]) < 2 + 2 * STEPS
 
@@ -114,7 +119,7 @@ def test_cancelling_pending_calls_writes_results_and_trims_nothing() -> None:
     graph: CompiledStateGraph[Any] = create_agent(
         model, [read_file], checkpointer=InMemorySaver(), interrupt_before=["tools"]
     )
-    config = thread()
+    config = long_run()
     for _ in range(STEPS):  # every read approved but the last, left pending
         graph.invoke(TASK if _ == 0 else None, config)
     before = graph.get_state(config).values["messages"]
