@@ -11,10 +11,11 @@ seeded with clean, bricked, in-flight and hand-broken threads (tests/seeding.py)
 Python blocks find ready what a reader's application has: `builder` (an uncompiled graph
 whose model rejects broken histories as a provider does), `model`, `tools`, `history` (a
 broken message list), `saver` (a SqliteSaver on the store), `config` (a bricked
-thread's) and, where the page uses it, `DB_URI` (a fresh PostgreSQL schema, as
-tests/conftest.py makes one per test). Shell blocks run in bash with `set -euo pipefail`
-and `langgraph-repair` on PATH; YAML and JSON blocks must parse; SQL blocks run on
-PostgreSQL in a fresh schema, with their role names made unique.
+thread's) and, where the page uses it, `DB_URI` (also in the shell's environment: a
+fresh PostgreSQL schema, as tests/conftest.py makes one per test). Shell blocks run in
+bash with `set -euo pipefail` and `langgraph-repair` on PATH; YAML and JSON blocks must
+parse; SQL blocks run on PostgreSQL in a fresh schema, with their role names made
+unique.
 """
 
 from __future__ import annotations
@@ -53,18 +54,31 @@ markdown = pytest.importorskip("sybil.parsers.markdown")
 ROOT = Path(__file__).parent.parent
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
 NEEDS = {"how-to/deep-agents.md": "deepagents"}
+OWN_PROCESS = {"how-to/opentelemetry.md"}
+"""Pages whose Python blocks each run in a process of their own: they set process-wide
+state (OpenTelemetry's global meter provider can be set once)."""
 
 
 def run_shell(example: Any) -> None:
     bin_dir = str(Path(sys.executable).parent)
     env = {k: v for k, v in os.environ.items() if not k.startswith("LANGGRAPH_REPAIR_")}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    if "DB_URI" in example.namespace:
+        env["DB_URI"] = example.namespace["DB_URI"]
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", example.parsed],
         capture_output=True,
         text=True,
         timeout=180,
         env=env,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"exit {done.returncode}\n{done.stdout}\n{done.stderr}")
+
+
+def run_python(example: Any) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", example.parsed], capture_output=True, text=True, timeout=180
     )
     if done.returncode != 0:
         raise AssertionError(f"exit {done.returncode}\n{done.stdout}\n{done.stderr}")
@@ -143,15 +157,16 @@ def namespace(store: Path) -> Iterator[dict[str, Any]]:
     connection.close()
 
 
-SYBIL = sybil.Sybil(
-    parsers=[
-        markdown.PythonCodeBlockParser(),
-        markdown.SkipParser(),
-        *(markdown.CodeBlockParser(language, run_shell) for language in ("bash", "sh")),
-        markdown.CodeBlockParser("yaml", parse_yaml),
-        markdown.CodeBlockParser("json", parse_json),
-        markdown.CodeBlockParser("sql", run_sql),
-    ],
+OTHER_PARSERS = [
+    markdown.SkipParser(),
+    *(markdown.CodeBlockParser(language, run_shell) for language in ("bash", "sh")),
+    markdown.CodeBlockParser("yaml", parse_yaml),
+    markdown.CodeBlockParser("json", parse_json),
+    markdown.CodeBlockParser("sql", run_sql),
+]
+SYBIL = sybil.Sybil(parsers=[markdown.PythonCodeBlockParser(), *OTHER_PARSERS])
+OWN_PROCESS_SYBIL = sybil.Sybil(
+    parsers=[markdown.CodeBlockParser("python", run_python), *OTHER_PARSERS]
 )
 
 
@@ -159,14 +174,15 @@ SYBIL = sybil.Sybil(
 def test_every_example_on_the_page_runs(
     page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
-    needed = NEEDS.get(page.relative_to(ROOT / "docs").as_posix() if "docs" in page.parts else "")
+    name = page.relative_to(ROOT / "docs").as_posix() if "docs" in page.parts else ""
+    needed = NEEDS.get(name)
     if needed:
         pytest.importorskip(needed)
     store = tmp_path / "threads.sqlite"
     with SqliteSaver.from_conn_string(str(store)) as seeding:
         asyncio.run(seed(Store(seeding, is_async=False)))
     monkeypatch.chdir(tmp_path)
-    document = SYBIL.parse(page)
+    document = (OWN_PROCESS_SYBIL if name in OWN_PROCESS else SYBIL).parse(page)
     given = namespace(store)
     document.namespace.update(next(given))
     if "DB_URI" in page.read_text():  # a fresh schema of its own, as tests/conftest.py makes
