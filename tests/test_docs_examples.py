@@ -52,7 +52,7 @@ sybil = pytest.importorskip("sybil", reason="the docs examples need the dev extr
 markdown = pytest.importorskip("sybil.parsers.markdown")
 
 ROOT = Path(__file__).parent.parent
-PAGES = sorted((ROOT / "docs").rglob("*.md"))
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 NEEDS = {"how-to/deep-agents.md": "deepagents"}
 OWN_PROCESS = {"how-to/opentelemetry.md"}
 """Pages whose Python blocks each run in a process of their own: they set process-wide
