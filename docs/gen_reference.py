@@ -85,7 +85,7 @@ def cli_page() -> str:
             command.format_usage().strip(),
             "```",
             "",
-            "| Argument | Meaning | |",
+            "| Argument | Meaning | Notes |",
             "| --- | --- | --- |",
             *option_rows(command),
             "",
@@ -134,15 +134,19 @@ def policy_descriptions() -> dict[str, str]:
 
 def policy_page() -> str:
     described = policy_descriptions()
-    rows = []
+    sections = []
     for field in dataclasses.fields(RepairPolicy):
         if field.name not in described:
             raise LookupError(f"RepairPolicy.{field.name} has no bullet in the docstring")
         default = "" if field.default is dataclasses.MISSING else repr(field.default)
-        rows.append(
-            f"| `{field.name}` | `{cell(str(field.type))}` | `{default}` "
-            f"| {described[field.name]} |"
-        )
+        sections += [
+            f"## `{field.name}`",
+            "",
+            f"Type `{' '.join(str(field.type).split())}`, default `{default}`.",
+            "",
+            described[field.name],
+            "",
+        ]
     return "\n".join(
         [
             "# `RepairPolicy` fields",
@@ -154,10 +158,13 @@ def policy_page() -> str:
             "`LANGGRAPH_REPAIR_POLICY` takes them comma-separated (`token_counter` is set "
             "in Python only).",
             "",
-            "| Field | Type | Default | Meaning |",
-            "| --- | --- | --- | --- |",
-            *rows,
+            "```python",
+            "from langgraph_checkpoint_repair import RepairPolicy",
             "",
+            'RepairPolicy(dangling="drop_call", provider="anthropic")',
+            "```",
+            "",
+            *sections,
         ]
     )
 
