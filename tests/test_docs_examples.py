@@ -15,7 +15,8 @@ thread's) and, where the page uses it, `DB_URI` (also in the shell's environment
 fresh PostgreSQL schema, as tests/conftest.py makes one per test). Shell blocks run in
 bash with `set -euo pipefail` and `langgraph-repair` on PATH; YAML and JSON blocks must
 parse; SQL blocks run on PostgreSQL in a fresh schema, with their role names made
-unique.
+unique, and each role must then do what it was granted: `scan`, and `repair` for a role
+granted INSERT.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from tests.conftest import POSTGRES_URI
 from tests.fakes import ProviderModel
 from tests.seeding import seed
 from tests.stores import Store
@@ -94,39 +94,41 @@ def parse_json(example: Any) -> None:
 
 
 def run_sql(example: Any) -> None:
-    """The block, as the owner, in a fresh migrated schema; its roles made unique."""
-    try:
-        owner = psycopg.connect(POSTGRES_URI, autocommit=True, connect_timeout=3)
-    except psycopg.Error as error:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"PostgreSQL not reachable at {POSTGRES_URI}: {error}")
+    """The block, as the owner, in a fresh migrated schema, its roles made unique; then
+    every role it grants to must be able to `scan`, and one granted INSERT to `repair`."""
+    server = example.namespace["POSTGRES_SERVER"]
     schema, tag = f"t_{uuid.uuid4().hex[:12]}", uuid.uuid4().hex[:8]
-    roles: set[str] = set()
+    roles: dict[str, str] = {}
 
     def unique(match: re.Match[str]) -> str:
-        roles.add(f"{match[1]}_{tag}")
-        return f"TO {match[1]}_{tag}"
+        roles[match[1]] = f"{match[1]}_{tag}"
+        return f"TO {roles[match[1]]}"
 
     sql = re.sub(r"TO (\w+)", unique, example.parsed)
-    uri = f"{POSTGRES_URI}?options={quote(f'-c search_path={schema}')}"
-    with owner:
+    writers = {roles[name] for name in re.findall(r"GRANT INSERT [^;]* TO (\w+);", example.parsed)}
+    separator = "&" if "?" in server else "?"
+    uri = f"{server}{separator}options={quote(f'-c search_path={schema}')}"
+    cli = str(Path(sys.executable).parent / "langgraph-repair")
+    with psycopg.connect(server, autocommit=True) as owner:
         owner.execute(f"CREATE SCHEMA {schema}")
         try:
             with PostgresSaver.from_conn_string(uri) as saver:
                 saver.setup()
-            subprocess.run(
-                [str(Path(sys.executable).parent / "langgraph-repair"), "migrate", uri],
-                check=True,
-                capture_output=True,
-            )
-            for role in roles:
-                owner.execute(f"CREATE ROLE {role}")
+            subprocess.run([cli, "migrate", uri], check=True, capture_output=True)
+            for role in roles.values():
+                owner.execute(f"CREATE ROLE {role} LOGIN")
+                owner.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
             owner.execute(f"SET search_path TO {schema}")
             owner.execute(sql)
+            for role in roles.values():
+                as_role = uri.replace("//postgres@", f"//{role}@", 1)
+                commands = [["scan"], *([["repair", "--min-idle", "0"]] if role in writers else [])]
+                for command in commands:
+                    done = subprocess.run([cli, *command, as_role], capture_output=True, text=True)
+                    assert done.returncode == 0, f"{command[0]} as {role}: {done.stderr}"
         finally:
             owner.execute(f"DROP SCHEMA {schema} CASCADE")
-            for role in roles:
+            for role in roles.values():
                 owner.execute(f"DROP OWNED BY {role}")
                 owner.execute(f"DROP ROLE {role}")
 
@@ -185,8 +187,11 @@ def test_every_example_on_the_page_runs(
     document = (OWN_PROCESS_SYBIL if name in OWN_PROCESS else SYBIL).parse(page)
     given = namespace(store)
     document.namespace.update(next(given))
-    if "DB_URI" in page.read_text():  # a fresh schema of its own, as tests/conftest.py makes
+    text = page.read_text()
+    if "DB_URI" in text:  # a fresh schema of its own, as tests/conftest.py makes
         document.namespace["DB_URI"] = request.getfixturevalue("pg_uri")
+    if "```sql" in text:
+        document.namespace["POSTGRES_SERVER"] = request.getfixturevalue("postgres_server")
     try:
         for example in document:
             try:
