@@ -16,12 +16,15 @@ fresh PostgreSQL schema, as tests/conftest.py makes one per test). Shell blocks 
 bash with `set -euo pipefail` and `langgraph-repair` on PATH; YAML and JSON blocks must
 parse; SQL blocks run on PostgreSQL in a fresh schema, with their role names made
 unique, and each role must then do what it was granted: `scan`, and `repair` for a role
-granted INSERT.
+granted INSERT. A text block right after a Python block that printed must show what it
+printed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import itertools
 import json
 import os
@@ -74,6 +77,13 @@ def run_shell(example: Any) -> None:
     )
     if done.returncode != 0:
         raise AssertionError(f"exit {done.returncode}\n{done.stdout}\n{done.stderr}")
+
+
+def check_output(example: Any) -> None:
+    """A text block right after a Python block that printed shows what it printed."""
+    printed = example.namespace.get("PRINTED", "")
+    if printed and example.parsed.strip() != printed:
+        raise AssertionError(f"the block above printed\n{printed}")
 
 
 def run_python(example: Any) -> None:
@@ -165,6 +175,7 @@ OTHER_PARSERS = [
     markdown.CodeBlockParser("yaml", parse_yaml),
     markdown.CodeBlockParser("json", parse_json),
     markdown.CodeBlockParser("sql", run_sql),
+    markdown.CodeBlockParser("text", check_output),
 ]
 SYBIL = sybil.Sybil(parsers=[markdown.PythonCodeBlockParser(), *OTHER_PARSERS])
 OWN_PROCESS_SYBIL = sybil.Sybil(
@@ -194,11 +205,14 @@ def test_every_example_on_the_page_runs(
         document.namespace["POSTGRES_SERVER"] = request.getfixturevalue("postgres_server")
     try:
         for example in document:
+            output = io.StringIO()
             try:
-                example.evaluate()
+                with contextlib.redirect_stdout(output):
+                    example.evaluate()
             except SkipTest:
                 continue
             except Exception as error:
                 raise AssertionError(f"{page.name}, line {example.line}: {error}") from error
+            document.namespace["PRINTED"] = output.getvalue().strip()
     finally:
         next(given, None)
