@@ -169,36 +169,48 @@ def policy_page() -> str:
     )
 
 
-# What each action kind means. The kinds themselves come from `ActionKind`; a kind added
-# there without a line here stops the build.
+# What each action kind means, and which setting produces it. The kinds themselves come
+# from `ActionKind`; a kind added there without a line here stops the build.
+BY_DEFAULT = "by default"
+PROVIDER = "with `provider=`"
+BUDGET = "with a token budget (`max_input_tokens=` or the profile's)"
 KINDS: dict[str, tuple[str, str]] = {
-    "placeholder": ("pairing", "a call without a result got a synthetic error result"),
-    "call_dropped": ("pairing", '`dangling="drop_call"`: a call without a result was removed'),
-    "moved": ("pairing", "a result was moved right after its call"),
-    "orphan_dropped": ("pairing", "a result that answers no call was removed"),
-    "duplicate_dropped": ("pairing", "a second result for an answered call was removed"),
-    "duplicate_call_dropped": (
-        "pairing",
-        "a call reusing an id already used in the same AI message was removed",
+    "placeholder": ("a call without a result got a synthetic error result", BY_DEFAULT),
+    "call_dropped": ("a call without a result was removed", 'with `dangling="drop_call"`'),
+    "moved": ("a result was moved right after its call", BY_DEFAULT),
+    "orphan_dropped": (
+        "a result that answers no call was removed",
+        'by default (`orphans="keep"` keeps it)',
     ),
-    "unrepairable": ("pairing", "a call without an id: reported, nothing changed"),
-    "id_renamed": ("provider", "a call id the provider rejects was renamed everywhere"),
-    "thinking_dropped": ("provider", "an unsigned or foreign thinking block was removed"),
-    "reasoning_dropped": ("provider", "a reasoning block the provider rejects was removed"),
-    "call_block_dropped": ("provider", "a `function_call` block without its call was removed"),
-    "content_filled": ("provider", "an empty content the provider rejects got a short text"),
-    "content_cleared": ("provider", "a whitespace-only assistant text became empty"),
-    "media_removed": ("content", "a media block over a limit became a text placeholder"),
-    "media_downscaled": ("content", "an image was re-encoded within the limit"),
-    "result_truncated": ("content, budget", "a long tool result was cut to its head and tail"),
-    "context_trimmed": ("budget", "the oldest messages were removed to fit the token budget"),
-    "over_budget": ("budget", "what is left still does not fit: reported"),
-}
-GROUPS = {
-    "pairing": "always",
-    "provider": "with `provider=`",
-    "content": "with media limits, `model_profile=` or `max_result_chars=`",
-    "budget": "with a token budget (`max_input_tokens=` or the profile's)",
+    "duplicate_dropped": (
+        "a second result for an answered call was removed",
+        'by default (`duplicates="keep"` keeps it)',
+    ),
+    "duplicate_call_dropped": (
+        "a call reusing an id already used in the same AI message was removed",
+        BY_DEFAULT,
+    ),
+    "unrepairable": ("a call without an id: reported, nothing changed", BY_DEFAULT),
+    "id_renamed": ("a call id the provider rejects was renamed everywhere", PROVIDER),
+    "thinking_dropped": ("an unsigned or foreign thinking block was removed", PROVIDER),
+    "reasoning_dropped": ("a reasoning block the provider rejects was removed", PROVIDER),
+    "call_block_dropped": ("a `function_call` block without its call was removed", PROVIDER),
+    "content_filled": ("an empty content the provider rejects got a short text", PROVIDER),
+    "content_cleared": ("a whitespace-only assistant text became empty", PROVIDER),
+    "media_removed": (
+        "a media block over a limit became a text placeholder",
+        "with `provider=` or `model_profile=` (media limits)",
+    ),
+    "media_downscaled": (
+        "an image was re-encoded within the limit",
+        'with media limits and `media="downscale"`',
+    ),
+    "result_truncated": (
+        "a long tool result was cut to its head and tail",
+        "with `max_result_chars=` or a token budget",
+    ),
+    "context_trimmed": ("the oldest messages were removed to fit the token budget", BUDGET),
+    "over_budget": ("what is left still does not fit: reported", BUDGET),
 }
 
 
@@ -206,11 +218,7 @@ def action_kinds_page() -> str:
     kinds = typing.get_args(ActionKind)
     if set(kinds) != set(KINDS):
         raise LookupError(f"describe these action kinds: {set(kinds) ^ set(KINDS)}")
-    rows = []
-    for kind in kinds:
-        groups, meaning = KINDS[kind]
-        when = "; ".join(GROUPS[group.strip()] for group in groups.split(","))
-        rows.append(f"| `{kind}` | {meaning} | {when} |")
+    rows = [f"| `{kind}` | {KINDS[kind][0]} | {KINDS[kind][1]} |" for kind in kinds]
     return "\n".join(
         [
             "# Action kinds and `scan --list` codes",
@@ -218,8 +226,7 @@ def action_kinds_page() -> str:
             "Generated from `ActionKind`. These names are **stable**: they are what "
             "`RepairAction.kind` holds, what the batch job records in its audit rows and "
             "checkpoint metadata, what `scan --list` prints as violation codes, and the "
-            "`action` attribute of the OpenTelemetry counters. New kinds may be added; "
-            "existing ones are not renamed.",
+            "`action` attribute of the OpenTelemetry counters.",
             "",
             "| Kind | What was done | Produced |",
             "| --- | --- | --- |",
