@@ -158,12 +158,6 @@ def policy_page() -> str:
             "`LANGGRAPH_REPAIR_POLICY` takes them comma-separated (`token_counter` is set "
             "in Python only).",
             "",
-            "```python",
-            "from langgraph_checkpoint_repair import RepairPolicy",
-            "",
-            'RepairPolicy(dangling="drop_call", provider="anthropic")',
-            "```",
-            "",
             *sections,
         ]
     )
