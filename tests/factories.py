@@ -79,6 +79,37 @@ class AsyncOnlySaver(BaseCheckpointSaver[Any]):
         return self.inner.get_next_version(current, channel)
 
 
+class SyncRefusingSaver(AsyncOnlySaver):
+    """An async saver whose sync methods exist only to refuse, as
+    langgraph-checkpoint-plainredis's AsyncRedisSaver's do."""
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        raise NotImplementedError("synchronous get_tuple() is unavailable; use aget_tuple()")
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        raise NotImplementedError("synchronous list() is unavailable; use alist()")
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        raise NotImplementedError("synchronous put() is unavailable; use aput()")
+
+
+def sync_refusing_saver() -> SyncRefusingSaver:
+    return SyncRefusingSaver(_sqlite())
+
+
 def async_only_saver() -> AsyncOnlySaver:
     """A plain factory of an async-only saver."""
     return AsyncOnlySaver(_sqlite())

@@ -15,7 +15,6 @@ from psycopg.rows import dict_row
 
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.stores import Selection, store_for
-from langgraph_checkpoint_repair.stores.plan import shard_of
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
 from tests.batch_runs import run_repair
 from tests.seeding import brick, seed
@@ -96,10 +95,8 @@ async def test_paging_and_shards_cover_every_thread_exactly_once(pg_uri: str) ->
         covered: list[str] = []
         for k in range(3):
             report = await run_repair(store, dry_run=True, shard=(k, 3), page_size=2)
-            shard = [t.thread_id for t in report.threads]
-            assert all(shard_of(t, 3) == k for t in shard)
-            covered += shard
-    assert sorted(covered) == sorted(everyone)
+            covered += [t.thread_id for t in report.threads]
+    assert sorted(covered) == sorted(everyone)  # each thread in exactly one shard
 
 
 async def test_audit_tables_record_the_run_and_each_thread(pg_uri: str) -> None:

@@ -1,6 +1,7 @@
-"""The command drives a saver that implements only the async API through the async
-batch functions, whatever form its factory takes (plain, `async def`, async context
-manager), with no "coroutine was never awaited" warning."""
+"""The command drives a saver that implements only the async API (or whose sync
+methods raise NotImplementedError) through the async batch functions, whatever form
+its factory takes (plain, `async def`, async context manager), with no "coroutine
+was never awaited" warning."""
 
 from __future__ import annotations
 
@@ -24,7 +25,14 @@ async def seed(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "factory", ["async_only_saver", "async_def_factory", "async_context_factory", "sqlite_saver"]
+    "factory",
+    [
+        "async_only_saver",
+        "sync_refusing_saver",
+        "async_def_factory",
+        "async_context_factory",
+        "sqlite_saver",
+    ],
 )
 async def test_scan_repair_and_undo_through_any_factory(factory: str, tmp_path: Path) -> None:
     path = tmp_path / "threads.sqlite"

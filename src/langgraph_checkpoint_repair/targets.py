@@ -404,6 +404,26 @@ def implements(saver: BaseCheckpointSaver[Any], api: tuple[str, ...]) -> bool:
     )
 
 
+PROBE_CONFIG: Any = {"configurable": {"thread_id": "langgraph-repair-probe", "checkpoint_ns": ""}}
+"""A thread read once to see whether a saver's sync methods work (any id would do)."""
+
+
+def refuses_sync(saver: BaseCheckpointSaver[Any]) -> bool:
+    """True when the saver implements the async API and its sync methods, though
+    defined, raise NotImplementedError (some savers define them only to refuse,
+    e.g. langgraph-checkpoint-plainredis's AsyncRedisSaver): one read of a thread
+    tells. Any other outcome, an error included, leaves the choice to the class."""
+    if not implements(saver, ASYNC_API):
+        return False
+    try:
+        saver.get_tuple(PROBE_CONFIG)
+    except NotImplementedError:
+        return True
+    except Exception:
+        return False
+    return False
+
+
 def _checked(spec: str, saver: Any) -> BaseCheckpointSaver[Any]:
     if not isinstance(saver, BaseCheckpointSaver):
         raise TargetError(f"{spec} gave a {type(saver).__name__}, not a checkpoint saver")

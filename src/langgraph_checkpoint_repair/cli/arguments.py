@@ -165,7 +165,8 @@ def _add_run_command(commands: Any, name: str, summary: str) -> None:
     )  # fmt: skip
     command.add_argument(
         "--shard", type=shard, metavar="K/N",
-        help="only the threads whose stable hash modulo N is K (0 <= K < N)",
+        help="only part K of N (0 <= K < N): N runs, one per part, cover every thread once "
+        "(PostgreSQL: ranges of thread ids; other stores: a stable hash of the thread id)",
     )  # fmt: skip
     command.add_argument(
         "--concurrency", type=positive, default=4, metavar="N",

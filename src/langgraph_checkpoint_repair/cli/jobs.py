@@ -1,6 +1,7 @@
 """One command on one target: open the saver as it must be opened, drive it through
-the API it implements (a saver with only the async API runs through the async
-batch functions), print the result, and turn it into an exit code."""
+the API it implements (a saver with only the async API, or whose sync methods
+raise NotImplementedError, runs through the async batch functions), print the
+result, and turn it into an exit code."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from ..batch import (
     undo_run,
 )
 from ..strict import StrictSerializer
-from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver
+from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver, refuses_sync
 from .arguments import UsageError, build_policy
 from .output import list_lines, print_json, print_summary, print_threads, print_undo
 from .progress import RunProgress
@@ -80,7 +81,7 @@ class Job:
         )
         with opened as saver:
             try:
-                if implements(saver, SYNC_API):
+                if implements(saver, SYNC_API) and not refuses_sync(saver):
                     return self.run(saver)
                 return asyncio.run(self.arun(saver))
             finally:

@@ -49,7 +49,8 @@ class Selection:
     channels: Sequence[str] = ("messages",)
     threads: Sequence[str] | None = None
     shard: tuple[int, int] | None = None
-    """(K, N): only threads whose stable hash modulo N is K."""
+    """(K, N): part K of N. PostgreSQL cuts ranges of thread ids (`postgres.shards`);
+    the other stores take the threads whose stable hash modulo N is K (`takes`)."""
     page_size: int = PAGE_SIZE
     """Heads read per query: memory stays bounded whatever the store's size."""
 

@@ -10,8 +10,10 @@ saver object claim a head before writing it (`claims`), which for an in-memory
 saver is the whole lock. Across processes, a repair is written after one more
 look at the head and at its own checkpoint id, and checked after writing
 (`races`): two runs repairing one head write the same checkpoint id, so the
-store keeps one repair checkpoint for it whatever the timing; both may count
-it only if they write within moments of each other.
+store keeps one repair checkpoint for it whatever the timing. Nothing locks the
+head between the last look and the `put`: when another run looks, writes and
+checks in that window, both count the repair, and the stored checkpoint names
+the run that wrote last.
 """
 
 from __future__ import annotations

@@ -200,8 +200,8 @@ def undo_detail(undone_run: str, repair_checkpoint_id: str) -> dict[str, Any]:
 
 
 def shard_of(thread_id: str, shards: int) -> int:
-    """A stable shard number: the same in every process, on every machine, and in SQL
-    (`('x' || substr(md5(thread_id), 1, 7))::bit(28)::int % shards`)."""
+    """A stable shard number, the same in every process and on every machine: how
+    SQLite and other savers split a store (PostgreSQL cuts ranges, `postgres.shards`)."""
     return int(hashlib.md5(thread_id.encode()).hexdigest()[:7], 16) % shards
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import psycopg
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
@@ -21,7 +22,7 @@ from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
-from . import privileges
+from . import privileges, shards
 
 
 class AsyncPostgresStore(AsyncGenericStore):
@@ -29,6 +30,11 @@ class AsyncPostgresStore(AsyncGenericStore):
 
     look_helper = True
     """Whether a helper process takes most of each page's first look (`look_helper`)."""
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        super().__init__(saver)
+        self.ranges: dict[tuple[int, int], shards.ThreadRange] = {}
+        """Each shard's range, sampled once: the page reads and the count agree."""
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
@@ -62,11 +68,25 @@ class AsyncPostgresStore(AsyncGenericStore):
         behind ours; at most two pages are held at once. The end is only taken from a
         read made after the last page was looked at, so a store lost or locked
         meanwhile is still found there."""
+        within = await self._within(selection)
+        async with contextlib.aclosing(self._pages_within(selection, within)) as pages:
+            async for page in pages:  # closed at once when the run stops early
+                yield page
+        if within is None:
+            return
+        for more in shards.widened(within, await self._sampled(selection)):  # gained meanwhile
+            async with contextlib.aclosing(self._pages_within(selection, more)) as pages:
+                async for page in pages:
+                    yield page
+
+    async def _pages_within(
+        self, selection: Selection, within: shards.ThreadRange | None
+    ) -> AsyncGenerator[list[Head], None]:
         with LookHelper(self.look_helper and sql.plain_look(self.saver.serde)) as helper:
-            read = await self._read_page(selection, None, helper)
+            read = await self._read_page(selection, shards.first_cursor(within), helper, within)
             while read is not None:
                 after = read.after
-                ahead = asyncio.ensure_future(self._read_page(selection, after, helper))
+                ahead = asyncio.ensure_future(self._read_page(selection, after, helper, within))
                 try:
                     yield sql.judge_page(read, self.saver.serde)
                 except BaseException:  # a run stopped early: the read under way ends as it
@@ -74,15 +94,19 @@ class AsyncPostgresStore(AsyncGenericStore):
                         await ahead  # on a shared connection), its outcome taken
                     raise
                 del read  # let the page's rows go before the next is taken
-                read = await ahead or await self._read_page(selection, after, helper)
+                read = await ahead or await self._read_page(selection, after, helper, within)
 
     async def _read_page(
-        self, selection: Selection, after: tuple[str, str] | None, helper: LookHelper
+        self,
+        selection: Selection,
+        after: tuple[str, str] | None,
+        helper: LookHelper,
+        within: shards.ThreadRange | None,
     ) -> sql.PageRows | None:
         """The rows of the heads after `after` and of their delta walks; None past the end.
         The helper starts on the page's blobs once they are read. A walk's failure is
         kept for `judge_page`, which reads those heads one by one."""
-        rows = await self._rows(*sql.heads_query(selection, after), binary=True)
+        rows = await self._rows(*sql.heads_query(selection, after, within), binary=True)
         if not rows:
             return None
         read = sql.PageRows(rows)
@@ -96,8 +120,22 @@ class AsyncPostgresStore(AsyncGenericStore):
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
 
+    async def _within(self, selection: Selection) -> shards.ThreadRange | None:
+        """The shard's range of thread ids (`shards`), sampled once per store and shard."""
+        if selection.shard is None or selection.shard[1] == 1:
+            return None
+        if selection.shard not in self.ranges:
+            self.ranges[selection.shard] = await self._sampled(selection)
+            shards.announce(selection.shard, self.ranges[selection.shard])
+        return self.ranges[selection.shard]
+
+    async def _sampled(self, selection: Selection) -> shards.ThreadRange:
+        """The shard's range as the store's sample cuts it now."""
+        assert selection.shard is not None
+        return shards.range_of(await self._rows(shards.SAMPLE_SQL), selection.shard)
+
     async def count_heads(self, selection: Selection) -> int | None:
-        rows = await self._rows(*sql.count_query(selection))
+        rows = await self._rows(*sql.count_query(selection, await self._within(selection)))
         return int(rows[0][0])
 
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:

@@ -45,6 +45,7 @@ from ..plain import (
     walk_verdicts,
 )
 from ..plan import Assessment, NewCheckpoint
+from .shards import ThreadRange, first_cursor
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
@@ -87,6 +88,9 @@ FROM langgraph_repair_threads WHERE run_id = %s ORDER BY thread_id, checkpoint_n
 PROBE_SQL = "SELECT 1 FROM checkpoints LIMIT 1"
 RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
 
+# The page's blobs are looked up head by head on checkpoint_blobs' primary key (OFFSET 0
+# keeps the planner from joining them in one pass, which on a small or young table is a
+# sequential scan of every blob for each page: the whole table read once per page).
 _HEADS_SQL = """
 WITH heads AS (
     SELECT DISTINCT ON (thread_id, checkpoint_ns)
@@ -103,11 +107,14 @@ SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob, b.channel,
         WHERE h.versions ? name AND h.counters ? name
     ) AS counted
 FROM heads h
-LEFT JOIN checkpoint_blobs b
-    ON b.thread_id = h.thread_id
-    AND b.checkpoint_ns = h.checkpoint_ns
-    AND b.channel = ANY(%(channels)s)
-    AND b.version = h.versions ->> b.channel
+LEFT JOIN LATERAL (
+    SELECT b.type, b.blob, b.channel FROM checkpoint_blobs b
+    WHERE b.thread_id = h.thread_id
+        AND b.checkpoint_ns = h.checkpoint_ns
+        AND b.channel = ANY(%(channels)s)
+        AND b.version = h.versions ->> b.channel
+    OFFSET 0
+) b ON TRUE
 ORDER BY h.thread_id DESC, h.checkpoint_ns DESC"""
 
 # A delta channel stores nothing at most heads: the ancestors' writes since the nearest
@@ -190,20 +197,28 @@ COUNT_SQL = """
 SELECT count(*) FROM (SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE {where}) h"""
 
 
-def heads_query(selection: Selection, after: tuple[str, str] | None) -> tuple[str, dict[str, Any]]:
-    """One page of heads after the keyset cursor `after`, newest thread ids first."""
-    where, params = _where(selection, after)
+def heads_query(
+    selection: Selection, after: tuple[str, str] | None, within: ThreadRange | None = None
+) -> tuple[str, dict[str, Any]]:
+    """One page of heads after the keyset cursor `after`, newest thread ids first, of
+    the thread ids `within` (a shard's range, `shards`: its first cursor is the range's
+    `start`)."""
+    where, params = _where(selection, after, within)
     params.update(page=selection.page_size, channels=list(selection.channels))
     return _HEADS_SQL.format(where=where), params
 
 
-def count_query(selection: Selection) -> tuple[str, dict[str, Any]]:
+def count_query(
+    selection: Selection, within: ThreadRange | None = None
+) -> tuple[str, dict[str, Any]]:
     """How many heads a run over `selection` looks at: one query, for a progress total."""
-    where, params = _where(selection, None)
+    where, params = _where(selection, first_cursor(within), within)
     return COUNT_SQL.format(where=where), params
 
 
-def _where(selection: Selection, after: tuple[str, str] | None) -> tuple[str, dict[str, Any]]:
+def _where(
+    selection: Selection, after: tuple[str, str] | None, within: ThreadRange | None
+) -> tuple[str, dict[str, Any]]:
     where = ["TRUE"]
     params: dict[str, Any] = {}
     if after is not None:
@@ -212,9 +227,10 @@ def _where(selection: Selection, after: tuple[str, str] | None) -> tuple[str, di
     if selection.threads is not None:
         where.append("thread_id = ANY(%(threads)s)")
         params["threads"] = list(selection.threads)
-    if selection.shard is not None:
-        where.append("('x' || substr(md5(thread_id), 1, 7))::bit(28)::int %% %(n)s = %(k)s")
-        params.update(k=selection.shard[0], n=selection.shard[1])
+    if within is not None:
+        conditions, bounds = within.where()
+        where += conditions
+        params.update(bounds)
     return " AND ".join(where), params
 
 

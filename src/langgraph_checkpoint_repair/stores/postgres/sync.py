@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg import Connection
 from psycopg.rows import tuple_row
@@ -21,7 +22,7 @@ from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
-from . import privileges
+from . import privileges, shards
 
 
 class PostgresStore(GenericStore):
@@ -29,6 +30,11 @@ class PostgresStore(GenericStore):
 
     look_helper = True
     """Whether a helper process takes most of each page's first look (`look_helper`)."""
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        super().__init__(saver)
+        self.ranges: dict[tuple[int, int], shards.ThreadRange] = {}
+        """Each shard's range, sampled once: the page reads and the count agree."""
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Connection[Any]]:
@@ -60,25 +66,38 @@ class PostgresStore(GenericStore):
         store's time hides behind ours; at most two pages are held at once. The end
         is only taken from a read made after the last page was looked at, so a store
         lost or locked meanwhile is still found there."""
+        within = self._within(selection)
+        yield from self._pages_within(selection, within)
+        if within is not None:  # what the shard's range gained while it ran
+            for more in shards.widened(within, self._sampled(selection)):
+                yield from self._pages_within(selection, more)
+
+    def _pages_within(
+        self, selection: Selection, within: shards.ThreadRange | None
+    ) -> Iterator[list[Head]]:
         with (
             ThreadPoolExecutor(1, thread_name_prefix="langgraph-repair-pages") as reader,
             LookHelper(self.look_helper and sql.plain_look(self.saver.serde)) as helper,
         ):
-            read = self._read_page(selection, None, helper)
+            read = self._read_page(selection, shards.first_cursor(within), helper, within)
             while read is not None:
                 after = read.after
-                ahead = reader.submit(self._read_page, selection, after, helper)
+                ahead = reader.submit(self._read_page, selection, after, helper, within)
                 yield sql.judge_page(read, self.saver.serde)
                 del read  # let the page's rows go before the next is taken
-                read = ahead.result() or self._read_page(selection, after, helper)
+                read = ahead.result() or self._read_page(selection, after, helper, within)
 
     def _read_page(
-        self, selection: Selection, after: tuple[str, str] | None, helper: LookHelper
+        self,
+        selection: Selection,
+        after: tuple[str, str] | None,
+        helper: LookHelper,
+        within: shards.ThreadRange | None,
     ) -> sql.PageRows | None:
         """The rows of the heads after `after` and of their delta walks; None past the end.
         The helper starts on the page's blobs once they are read. A walk's failure is
         kept for `judge_page`, which reads those heads one by one."""
-        rows = self._rows(*sql.heads_query(selection, after), binary=True)
+        rows = self._rows(*sql.heads_query(selection, after, within), binary=True)
         if not rows:
             return None
         read = sql.PageRows(rows)
@@ -92,8 +111,22 @@ class PostgresStore(GenericStore):
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
 
+    def _within(self, selection: Selection) -> shards.ThreadRange | None:
+        """The shard's range of thread ids (`shards`), sampled once per store and shard."""
+        if selection.shard is None or selection.shard[1] == 1:
+            return None
+        if selection.shard not in self.ranges:
+            self.ranges[selection.shard] = self._sampled(selection)
+            shards.announce(selection.shard, self.ranges[selection.shard])
+        return self.ranges[selection.shard]
+
+    def _sampled(self, selection: Selection) -> shards.ThreadRange:
+        """The shard's range as the store's sample cuts it now."""
+        assert selection.shard is not None
+        return shards.range_of(self._rows(shards.SAMPLE_SQL), selection.shard)
+
     def count_heads(self, selection: Selection) -> int | None:
-        rows = self._rows(*sql.count_query(selection))
+        rows = self._rows(*sql.count_query(selection, self._within(selection)))
         return int(rows[0][0])
 
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:

@@ -1,0 +1,319 @@
+"""Shards, throughput and memory of `langgraph-repair scan` on a large PostgreSQL store.
+
+Seeds a store of N threads (default 200,000; `--threads 1000000` for a million)
+on the server: LangGraph's PostgresSaver writes two template threads (a first
+checkpoint, then a head of 12 messages on it; one clean, one whose call has no
+result), and one INSERT ... SELECT over generate_series per table copies them
+under random UUID thread ids, 1% broken. A store of N/10 threads is seeded the
+same way. Both live in a database of their own, created and dropped here, so
+that pg_stat_database counts this benchmark's reads only. Then, each figure a
+ratio of two measures taken in the same run:
+
+- database reads of `--shard K/N` for N = 2 and N = 8, all shards run one after
+  another as commands, against one unsharded `scan` command: tuples
+  (tup_returned + tup_fetched) and buffers (blks_hit + blks_read), from
+  pg_stat_database deltas read after every backend of the run has exited and
+  pg_stat_clear_snapshot() (goal: at most 1.25x);
+- wall time of the 2 shards run side by side (two commands at once) against
+  the one `scan` command;
+- scan throughput per thread on the N store against the N/10 store (in this
+  process, as `bench_batch.py` times a scan; 1.00x is as fast per thread);
+- peak Python memory of the scan, N store against N/10 (1.00x is flat);
+- `repair` (1% of the threads) and `undo` of that run: time per repaired
+  thread, N store against N/10 (1.00x is as fast per thread);
+- the plan (EXPLAIN ANALYZE) of the first head page, unsharded and of shard
+  3/8: the most rows any Sort node takes in, against the table's rows.
+
+    python benchmarks/bench_scale.py [--threads 200000] [--postgres postgresql://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import psycopg
+from bench_batch import peak_scan_memory, repair_saver, scan, scan_saver, timed
+from bench_engine import make_history
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.postgres import PostgresSaver
+from psycopg.rows import dict_row
+
+from langgraph_checkpoint_repair.batch import repair_threads, undo_run
+from langgraph_checkpoint_repair.stores.base import Selection
+from langgraph_checkpoint_repair.stores.postgres import base as scan_sql
+from langgraph_checkpoint_repair.stores.postgres import shards
+
+DATABASE = "langgraph_repair_bench_scale"
+MESSAGES = 12
+BROKEN_EVERY = 100  # 1%
+COLUMNS = {
+    "checkpoints": "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata",
+    "checkpoint_blobs": "checkpoint_ns, channel, version, type, blob",
+}
+COPY_SQL = """
+INSERT INTO {table} (thread_id, {columns})
+SELECT md5('thread-' || n)::uuid::text, {columns}
+FROM generate_series(0, %(threads)s - 1) AS n
+JOIN {table} ON thread_id = CASE WHEN n %% {every} = 0 THEN 'template-broken'
+    ELSE 'template-clean' END
+ORDER BY n"""
+COMMAND = [sys.executable, "-m", "langgraph_checkpoint_repair.cli", "scan"]
+
+
+def in_database(uri: str, database: str, schema: str | None = None) -> str:
+    """`uri` pointed at another database (and, with `schema`, only that schema)."""
+    parts = urlsplit(uri)
+    query = parts.query
+    if schema is not None:
+        query = f"{query}&" if query else ""
+        query += f"options={quote(f'-c search_path={schema}')}"
+    return urlunsplit((parts.scheme, parts.netloc, f"/{database}", query, ""))
+
+
+@contextlib.contextmanager
+def bench_database(server: str) -> Iterator[str]:
+    """A database of this benchmark's own, dropped afterwards."""
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+        conn.execute(f"CREATE DATABASE {DATABASE}")
+    try:
+        yield in_database(server, DATABASE)
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+
+
+def write_template(saver: PostgresSaver, thread_id: str, broken: bool) -> None:
+    """A first checkpoint (the input) and a head of MESSAGES messages on it, an hour old,
+    written with the saver's own put."""
+    config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    old = (datetime.now(timezone.utc) - timedelta(hours=1)).isoformat()
+    history = make_history(MESSAGES, 1 if broken else None)
+    version = None
+    for step, messages in enumerate(([HumanMessage("question 0", id="h0")], history)):
+        checkpoint = empty_checkpoint()
+        checkpoint["ts"] = old
+        version = saver.get_next_version(version, None)
+        checkpoint["channel_values"] = {"messages": messages}
+        checkpoint["channel_versions"] = {"messages": version}
+        metadata: Any = {"source": "input" if step == 0 else "loop", "step": step - 1}
+        config = saver.put(config, checkpoint, metadata, {"messages": version})
+
+
+def seed(database_uri: str, schema: str, threads: int) -> tuple[str, float]:
+    """A store of `threads` threads in `schema`; its URI and the seconds seeding took."""
+    start = time.perf_counter()
+    with psycopg.connect(database_uri, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    uri = in_database(database_uri, DATABASE, schema)
+    with psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+        saver = PostgresSaver(conn)
+        saver.setup()
+        write_template(saver, "template-clean", broken=False)
+        write_template(saver, "template-broken", broken=True)
+        for table, columns in COLUMNS.items():
+            copy = COPY_SQL.format(table=table, columns=columns, every=BROKEN_EVERY)
+            conn.execute(copy, {"threads": threads})
+            conn.execute(f"DELETE FROM {table} WHERE thread_id LIKE 'template-%'")
+        conn.execute("VACUUM ANALYZE")  # as autovacuum leaves a store of this age
+    return uri, time.perf_counter() - start
+
+
+@dataclass(frozen=True)
+class Reads:
+    tuples: int
+    buffers: int
+
+    def __add__(self, other: Reads) -> Reads:
+        return Reads(self.tuples + other.tuples, self.buffers + other.buffers)
+
+    def __sub__(self, other: Reads) -> Reads:
+        return Reads(self.tuples - other.tuples, self.buffers - other.buffers)
+
+
+READS_SQL = """
+SELECT tup_returned + tup_fetched, blks_hit + blks_read FROM pg_stat_database
+WHERE datname = %s"""
+OTHERS_SQL = """
+SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND backend_type = 'client backend'"""
+
+
+def database_reads(server: str) -> Reads:
+    """The bench database's counters, once every client backend of it has exited (a
+    backend publishes what it read at the latest when it exits)."""
+    with psycopg.connect(server, autocommit=True) as conn:
+        while conn.execute(OTHERS_SQL, (DATABASE,)).fetchone() != (0,):
+            time.sleep(0.05)
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(READS_SQL, (DATABASE,)).fetchone()
+    assert row is not None
+    return Reads(int(row[0]), int(row[1]))
+
+
+def start_scan(uri: str, shard: tuple[int, int] | None) -> subprocess.Popen[str]:
+    """`langgraph-repair scan` as an operator runs it, in a process of its own."""
+    argv = [*COMMAND, uri, "--min-idle", "0", "--json"]
+    if shard is not None:
+        argv += ["--shard", f"{shard[0]}/{shard[1]}"]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finished(process: subprocess.Popen[str]) -> dict[str, Any]:
+    stdout, stderr = process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"scan failed ({process.returncode}): {stderr.strip()}")
+    summary: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
+    return summary
+
+
+def command_reads(
+    server: str, uri: str, shard: tuple[int, int] | None
+) -> tuple[Reads, dict[str, Any]]:
+    """What one scan command made the database read, and its summary."""
+    before = database_reads(server)
+    summary = finished(start_scan(uri, shard))
+    return database_reads(server) - before, summary
+
+
+def shards_reads(server: str, uri: str, n: int, whole: dict[str, Any]) -> Reads:
+    """The N shards run one after another: their reads added up. Their summaries
+    add up to the unsharded scan's (the shards cover the store exactly once)."""
+    total, scanned, broken = Reads(0, 0), 0, 0
+    for k in range(n):
+        reads, summary = command_reads(server, uri, (k, n))
+        total += reads
+        scanned += summary["threads_scanned"]
+        broken += summary["threads_needing_repair"]
+    assert (scanned, broken) == (whole["threads_scanned"], whole["threads_needing_repair"])
+    return total
+
+
+def side_by_side(uri: str, shard_count: int) -> float:
+    """Wall time of all shards started at once, until the last one ends."""
+    start = time.perf_counter()
+    processes = [start_scan(uri, (k, shard_count)) for k in range(shard_count)]
+    for process in processes:
+        finished(process)
+    return time.perf_counter() - start
+
+
+def one_command(uri: str) -> float:
+    start = time.perf_counter()
+    finished(start_scan(uri, None))
+    return time.perf_counter() - start
+
+
+def first_page_plan(uri: str, shard: tuple[int, int] | None) -> tuple[list[str], int, int]:
+    """The plan of the first head page (unsharded, or of `shard`), the most rows any
+    Sort node takes in, and the rows of `checkpoints`."""
+    with psycopg.connect(uri, autocommit=True) as conn:
+        within = None
+        if shard is not None:
+            within = shards.range_of(conn.execute(shards.SAMPLE_SQL).fetchall(), shard)
+        selection = Selection(shard=shard)
+        query, params = scan_sql.heads_query(selection, shards.first_cursor(within), within)
+        explain = "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, FORMAT {}) " + query
+        text = [row[0] for row in conn.execute(explain.format("TEXT"), params).fetchall()]
+        plan = conn.execute(explain.format("JSON"), params).fetchone()
+        rows = conn.execute("SELECT count(*) FROM checkpoints").fetchone()
+    assert plan is not None and rows is not None
+    return text, _most_sorted(plan[0][0]["Plan"]), int(rows[0])
+
+
+def _most_sorted(node: dict[str, Any]) -> int:
+    children = node.get("Plans", [])
+    most = max((_most_sorted(child) for child in children), default=0)
+    if node["Node Type"] == "Sort":
+        most = max(most, sum(int(child["Actual Rows"]) for child in children))
+    return most
+
+
+def scan_seconds(uri: str) -> tuple[float, int]:
+    with scan_saver(uri) as saver:
+        seconds, report = timed(lambda: scan(saver))
+    return seconds, report.threads_scanned
+
+
+def repair_and_undo(uri: str) -> tuple[float, float, int]:
+    """Seconds of `repair` and of `undo` of that run, and the threads repaired."""
+    with repair_saver(uri) as saver:
+        repair_time, report = timed(lambda: repair_threads(saver, min_idle=timedelta(0)))
+        undo_time, undone = timed(lambda: undo_run(saver, report.run_id))
+    assert undone.threads_restored == report.threads_repaired
+    return repair_time, undo_time, report.threads_repaired
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=200_000)
+    parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
+    args = parser.parse_args()
+    server, threads = args.postgres, args.threads
+    with bench_database(server) as database:
+        small, small_seed = seed(database, "small", threads // 10)
+        big, big_seed = seed(database, "big", threads)
+        print(f"seeded {threads:,} threads in {big_seed:.0f} s ({threads // 10:,} in "
+              f"{small_seed:.0f} s), {threads // BROKEN_EVERY:,} broken")  # fmt: skip
+        whole_reads, whole = command_reads(server, big, None)
+        assert whole["threads_scanned"] == threads
+        split = {n: shards_reads(server, big, n, whole) for n in (2, 8)}
+        one_wall, two_wall = one_command(big), side_by_side(big, 2)
+        plans = {shard: first_page_plan(big, shard) for shard in (None, (3, 8))}
+        (small_scan, small_heads), (big_scan, big_heads) = scan_seconds(small), scan_seconds(big)
+        small_peak, big_peak = peak_scan_memory(small), peak_scan_memory(big)
+        small_repair, small_undo, small_repaired = repair_and_undo(small)
+        big_repair, big_undo, big_repaired = repair_and_undo(big)
+    print(DEFINITIONS)
+    for n, reads in split.items():
+        print(f"{n} shards / one scan: tuples {reads.tuples / whole_reads.tuples:.3f}x, "
+              f"buffers {reads.buffers / whole_reads.buffers:.3f}x "
+              f"({reads.tuples:,} / {whole_reads.tuples:,} tuples, "
+              f"{reads.buffers:,} / {whole_reads.buffers:,} buffers)")  # fmt: skip
+    print(f"2 shards side by side / one scan, wall time: {two_wall / one_wall:.2f}x "
+          f"({two_wall:.1f} s / {one_wall:.1f} s)")  # fmt: skip
+    sizes = f"{threads:,} / {threads // 10:,} threads"
+    per_thread("scan throughput per thread", sizes, small_scan / small_heads, big_scan / big_heads)
+    print(f"scan peak memory, {sizes}: {big_peak / small_peak:.2f}x "
+          f"({small_peak / 2**20:.1f} -> {big_peak / 2**20:.1f} MiB)")  # fmt: skip
+    repairs = f"{big_repaired:,} / {small_repaired:,} repairs"
+    small_each, big_each = small_repair / small_repaired, big_repair / big_repaired
+    per_thread("repair throughput per repaired thread", repairs, small_each, big_each)
+    small_each, big_each = small_undo / small_repaired, big_undo / big_repaired
+    per_thread("undo throughput per restored thread", repairs, small_each, big_each)
+    for shard, (text, most, rows) in plans.items():
+        name = "unsharded" if shard is None else f"shard {shard[0]}/{shard[1]}"
+        verdict = "a sort of the whole table" if most >= rows // 2 else "no sort of the whole table"
+        print(f"\nEXPLAIN of the first head page, {name}: {verdict} (largest Sort input: "
+              f"{most:,} rows; checkpoints: {rows:,} rows)")  # fmt: skip
+        print("\n".join(f"    {line}" for line in text))
+
+
+def per_thread(label: str, sizes: str, small_each: float, big_each: float) -> None:
+    """Throughput of the big store against the small one (1.00x: as fast per thread)."""
+    print(f"{label}, {sizes}: {small_each / big_each:.2f}x "
+          f"({1 / big_each:,.0f} / {1 / small_each:,.0f} threads/s)")  # fmt: skip
+
+
+DEFINITIONS = """
+tuples = tup_returned + tup_fetched, buffers = blks_hit + blks_read, of the benchmark's
+own database in pg_stat_database, deltas around each command (every backend exited,
+pg_stat_clear_snapshot()); "N shards" is the sum over `scan --shard K/N`, K = 0..N-1,
+run one after another; "one scan" is one unsharded `scan` command. Wall times are of
+the commands, process start to exit. Throughput and memory are of scans run in this
+process (`bench_batch.py`'s scan: strict serializer, concurrency 4); repair and undo
+likewise, per thread repaired; a throughput ratio of 1.00x is as fast per thread."""
+
+
+if __name__ == "__main__":
+    main()

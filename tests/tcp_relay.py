@@ -1,0 +1,101 @@
+"""A TCP relay on 127.0.0.1 in front of PostgreSQL that can cut a connection in the
+middle of a result: it reads the server's messages (type byte, then length) and, once
+armed, closes both ends after relaying part of the next result of many rows."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+ROW_DESCRIPTION, DATA_ROW = ord("T"), ord("D")
+
+
+class Relay:
+    """Relays every connection to `target`; `arm` makes it cut the first connection that
+    receives `rows` rows of one result (a page of heads, not a single-row lookup)."""
+
+    def __init__(self, target: tuple[str, int], rows: int = 100) -> None:
+        self.target = target
+        self.rows = rows
+        self.armed = threading.Event()
+        self.cut = threading.Event()
+        """Set once a connection was cut mid-result."""
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.listener.getsockname()[1]
+        self._sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def uri(self, uri: str) -> str:
+        """`uri` through this relay, unencrypted, so that its messages can be read."""
+        parts = urlsplit(uri)
+        user = parts.netloc.rpartition("@")[0]
+        netloc = f"{user}@127.0.0.1:{self.port}" if user else f"127.0.0.1:{self.port}"
+        query = "&".join(filter(None, [parts.query, "sslmode=disable", "gssencmode=disable"]))
+        return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+    def arm(self) -> None:
+        self.armed.set()
+
+    def close(self) -> None:
+        for sock in [self.listener, *self._sockets]:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            self._sockets += [client, server]
+            threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
+            threading.Thread(target=self._relay_results, args=(server, client), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        _close(source, sink)
+
+    def _relay_results(self, server: socket.socket, client: socket.socket) -> None:
+        """The server's messages to the client, counting each result's rows."""
+        pending, rows = b"", 0
+        with contextlib.suppress(OSError):
+            while data := server.recv(65536):
+                pending += data
+                complete = 0
+                for kind, end in _messages(pending):
+                    rows = 0 if kind == ROW_DESCRIPTION else rows + (kind == DATA_ROW)
+                    complete = end
+                    if rows >= self.rows and self.armed.is_set() and not self.cut.is_set():
+                        client.sendall(pending[:end])  # part of the result, then nothing
+                        self.cut.set()
+                        _close(server, client)
+                        return
+                client.sendall(pending[:complete])
+                pending = pending[complete:]
+        _close(server, client)
+
+
+def _messages(buffer: bytes) -> Iterator[tuple[int, int]]:
+    """(type, end offset) of each complete message at the start of `buffer`."""
+    at = 0
+    while len(buffer) - at >= 5:
+        end = at + 1 + int.from_bytes(buffer[at + 1 : at + 5], "big")
+        if end > len(buffer):
+            return
+        yield buffer[at], end
+        at = end
+
+
+def _close(*sockets: socket.socket) -> None:
+    for sock in sockets:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            sock.close()
