@@ -15,23 +15,31 @@ on any machine, busy or not.
   or reuse ids, and of a history with 1% of its results misplaced, against
   the clean history (1.0 means as cheap);
 - one block of 8,000 calls answered in reverse order against in order;
-- growth: time(2n) / time(n) for reversed results (2.0 means linear).
+- growth: time(2n) / time(n) for reversed results (2.0 means linear);
+- a token budget (`max_input_tokens`): clean histories of 1,000 and 10,000
+  messages within it, with the budget against without (goal: at most 1.3x):
+  within a 200k window in text (a bound decides without counting), in text
+  blocks (every message counted) and at half the budget (the bound cannot
+  decide: every message counted); and the growth time(2n) / time(n) of a trim
+  of a history ten times over its budget (2.0 means linear; goal: at most 2.2).
 
-    python benchmarks/bench_engine.py
+    python benchmarks/bench_engine.py [deepagents|arrangements|growth|budget ...]
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from deepagents.middleware.patch_tool_calls import PatchToolCallsMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
 
-from langgraph_checkpoint_repair import repair_messages
+from langgraph_checkpoint_repair import RepairPolicy, repair_messages
 
 SIZE = 100_000
 PARALLEL = 8
@@ -225,10 +233,65 @@ def read_ids(history: list[BaseMessage]) -> Callable[[], object]:
     return work
 
 
+def with_blocks(history: list[BaseMessage]) -> list[BaseMessage]:
+    """`history` with each human question as a text block, as multimodal apps store it."""
+    return [
+        HumanMessage([{"type": "text", "text": m.content}], id=m.id)
+        if isinstance(m, HumanMessage) and isinstance(m.content, str)
+        else m
+        for m in history
+    ]
+
+
+WINDOW = RepairPolicy(max_input_tokens=200_000)
+"""A usual context window, with the default reserve."""
+
+
+def within(history: list[BaseMessage], factor: float) -> RepairPolicy:
+    """A budget of `factor` times the history's tokens (reserve 0)."""
+    size = count_tokens_approximately(history)
+    return RepairPolicy(max_input_tokens=max(1, int(size * factor)), context_reserve=0)
+
+
+def budgets() -> None:
+    print("a token budget: best CPU time with a budget / without, on clean histories")
+    print("  (goal: at most 1.3x); the engine without a budget proves them valid")
+    for size in (1_000, 10_000):
+        history = make_turns(size)
+        cases = (
+            ("within a 200k window", history, WINDOW),
+            ("the same, text blocks", with_blocks(history), WINDOW),
+            ("at half its budget", history, within(history, 2.0)),
+        )
+        for label, messages, policy in cases:
+            assert repair_messages(messages, policy=policy).messages is messages
+            without, budgeted = best_of_each(
+                [ours(messages), functools.partial(repair_messages, messages, policy=policy)]
+            )
+            print(f"  {size:>6,} messages, {label:<22} {budgeted / without:5.2f}x")
+    print("a trim of a history ten times over its budget: time(2n) / time(n) (goal: at most 2.2)")
+    n = 20_000
+    small, large = make_turns(n), make_turns(2 * n)
+    trims = [functools.partial(repair_messages, h, policy=within(h, 0.1)) for h in (small, large)]
+    assert all(trim().changed for trim in trims)
+    once_n, once_2n = best_of_each(trims, rounds=7)
+    print(f"  {n:>7,} -> {2 * n:>7,} messages  {once_2n / once_n:5.2f}")
+
+
+SECTIONS: dict[str, Callable[[], None]] = {
+    "deepagents": against_deepagents,
+    "arrangements": arrangements,
+    "growth": growth,
+    "budget": budgets,
+}
+
+
 def main() -> None:
-    against_deepagents()
-    arrangements()
-    growth()
+    """Every section, or those named on the command line (`budget`, say)."""
+    for name in sys.argv[1:] or SECTIONS:
+        if name not in SECTIONS:
+            raise SystemExit(f"no section {name!r}: choose from {', '.join(SECTIONS)}")
+        SECTIONS[name]()
 
 
 if __name__ == "__main__":

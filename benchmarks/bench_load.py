@@ -5,6 +5,9 @@ in a SQLite file and in PostgreSQL, then times `get_tuple` through the wrapper
 and through the raw saver, interleaved in one run, and prints the median of the
 pairs' wrapped/raw ratios.
 
+Then the 1000-message clean threads through a wrapper with a token budget
+(`max_input_tokens=200000`, which they fit in), against the raw saver.
+
 Then a delta-channel thread of 1000 messages (`messages` a `DeltaChannel`, as in
 deep agents, snapshotted every 50 updates, the head 40 updates past its last
 snapshot), clean and with one dangling call: a load there is what LangGraph does
@@ -38,9 +41,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import _messages_delta_reducer
 from typing_extensions import TypedDict
 
-from langgraph_checkpoint_repair import PatchingCheckpointer
+from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy
 
 SIZES = (10, 100, 1000)
+WINDOW = RepairPolicy(max_input_tokens=200_000)
+"""A token budget the 1000-message threads fit in, as most threads do."""
 
 
 def seed(saver: BaseCheckpointSaver[Any], size: int, broken: bool) -> Any:
@@ -72,9 +77,11 @@ def median_ratio(raw: Callable[[], Any], wrapped: Callable[[], Any], rounds: int
     return statistics.median(ratios)
 
 
-def compare(saver: BaseCheckpointSaver[Any], config: Any, rounds: int) -> float:
+def compare(
+    saver: BaseCheckpointSaver[Any], config: Any, rounds: int, policy: RepairPolicy | None = None
+) -> float:
     """`get_tuple` through the wrapper against the raw saver's (`median_ratio`)."""
-    wrapped = PatchingCheckpointer(saver)
+    wrapped = PatchingCheckpointer(saver, policy=policy)
     load_raw = functools.partial(saver.get_tuple, config)
     load_wrapped = functools.partial(wrapped.get_tuple, config)
     return median_ratio(load_raw, load_wrapped, rounds)
@@ -150,6 +157,11 @@ def main() -> None:
                 clean = compare(saver, seed(saver, size, broken=False), args.rounds)
                 broken = compare(saver, seed(saver, size, broken=True), args.rounds)
                 print(f"{name:<10}{size:>10}{clean:>20.3f}{broken:>20.3f}")
+    print(f"\n{'budget':<10}{'messages':>10}{'clean wrapped/raw':>20}")
+    for name, open_saver in stores.items():
+        with open_saver() as saver:
+            clean = compare(saver, seed(saver, 1000, broken=False), args.rounds, WINDOW)
+            print(f"{name:<10}{1000:>10}{clean:>20.3f}")
     print(f"\n{'delta':<10}{'messages':>10}{'clean wrapped/raw':>20}{'broken wrapped/raw':>20}")
     for name, open_saver in stores.items():
         with open_saver() as saver:

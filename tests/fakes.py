@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatResult
 from pydantic import Field
 
@@ -61,3 +62,22 @@ def calls(*names_and_ids: tuple[str, str], **args: Any) -> AIMessage:
     return AIMessage(
         "", tool_calls=[{"name": n, "args": dict(args), "id": i} for n, i in names_and_ids]
     )
+
+
+class WindowModel(ProviderModel):
+    """A provider with a context window: a prompt over `window` tokens (as LangChain's
+    approximation counts them) is refused with Anthropic's words, on every call."""
+
+    window: int = 200_000
+
+    def rejection(self, messages: list[BaseMessage]) -> Exception | None:
+        tokens = count_tokens_approximately(messages)
+        if tokens > self.window:
+            return ProviderRejected(
+                f"400 prompt is too long: {tokens} tokens > {self.window} maximum"
+            )
+        return super().rejection(messages)
+
+
+def window_model(window: int, *replies: AIMessage | str) -> WindowModel:
+    return WindowModel(messages=iter(replies), window=window)

@@ -12,6 +12,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, server
 from tests.agents import ToolBox, react_agent
+from tests.context import WINDOW, markers, overflow, tokens
 from tests.fakes import model
 from tests.oracle import assert_valid, violations
 from tests.seeding import brick, config
@@ -56,3 +57,31 @@ async def test_the_entry_point_serves_a_bricked_thread_repaired(
         )
         assert out["messages"][-1].content == "Here is a joke."
         assert_valid(replies.received[-1])
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_the_environment_brings_a_token_budget(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    if kind == "postgres":
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        target: str = request.getfixturevalue("pg_uri")
+        with PostgresSaver.from_conn_string(target) as pg:
+            pg.setup()
+            await overflow(Store(pg, is_async=False), "long")
+    else:
+        with SqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+            await overflow(Store(saver, is_async=False), "long")
+        target = f"sqlite:///{tmp_path / 'threads.sqlite'}"
+    monkeypatch.setenv("LANGGRAPH_REPAIR_TARGET", target)
+    monkeypatch.setenv("LANGGRAPH_REPAIR_POLICY", f"max_input_tokens={WINDOW}, context_reserve=300")
+    async with server.checkpointer() as saver:
+        assert isinstance(saver, PatchingCheckpointer)
+        assert saver.policy.input_budget == WINDOW - 300
+        raw = await saver.saver.aget_tuple(config("long"))
+        loaded = await saver.aget_tuple(config("long"))
+        assert raw is not None and loaded is not None
+        assert tokens(raw.checkpoint["channel_values"]["messages"]) > WINDOW
+        fitted = loaded.checkpoint["channel_values"]["messages"]
+        assert tokens(fitted) <= WINDOW - 300 and len(markers(fitted)) == 1

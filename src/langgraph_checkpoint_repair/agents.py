@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from .engine import RepairPolicy, repair_messages
+from .engine.context import without_budget
 from .metrics import record_repairs
 
 try:
@@ -46,17 +47,31 @@ class RepairToolCallsMiddleware(_Middleware):
     `model_profile`, each call's messages also lose the media kinds the
     model's own `profile` says it does not take. That applies to the request
     only; a policy with `model_profile=` stores it.
+
+    A token budget (the policy's `max_input_tokens`, else the model profile's)
+    trims the request only, never the state: a trim drops messages, and in a
+    running agent nothing would record or undo it, while the state's history
+    may still matter to the agent's own tools. The stored thread is trimmed,
+    audited and undoable, by `PatchingCheckpointer` and `langgraph-repair`.
+    `use_model_counter=True` counts with the model's own
+    `get_num_tokens_from_messages` instead of LangChain's approximation.
     """
 
     def __init__(
-        self, policy: RepairPolicy | None = None, *, use_model_profile: bool = True
+        self,
+        policy: RepairPolicy | None = None,
+        *,
+        use_model_profile: bool = True,
+        use_model_counter: bool = False,
     ) -> None:
         super().__init__()
         self.policy = policy
         self.use_model_profile = use_model_profile
+        self.use_model_counter = use_model_counter
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        result = repair_messages(state["messages"], policy=self.policy)
+        policy = without_budget(self.policy) if self.policy else None
+        result = repair_messages(state["messages"], policy=policy)
         if not result.changed:
             return None
         record_repairs("in_run", {"messages": result.actions})
@@ -76,13 +91,25 @@ class RepairToolCallsMiddleware(_Middleware):
         return await handler(self._for_model(request))
 
     def _for_model(self, request: ModelRequest) -> ModelRequest:
-        """The request without media the model's profile refuses; itself if none."""
-        profile = getattr(request.model, "profile", None)
-        policy = self.policy or RepairPolicy()
-        if not (self.use_model_profile and profile) or policy.model_profile is not None:
+        """The request within the model's profile and the budget; itself if nothing changes."""
+        policy = self._request_policy(request.model)
+        if policy is None:
             return request
-        result = repair_messages(request.messages, policy=replace(policy, model_profile=profile))
+        result = repair_messages(request.messages, policy=policy)
         if not result.changed:
             return request
         record_repairs("in_run", {"messages": result.actions})
         return request.override(messages=result.messages)  # type: ignore[arg-type]
+
+    def _request_policy(self, model: Any) -> RepairPolicy | None:
+        """The policy for one request: the model's profile where the policy has none,
+        its counter when asked; None when the request has nothing more to fix."""
+        policy = self.policy or RepairPolicy()
+        profile = getattr(model, "profile", None) if self.use_model_profile else None
+        if profile and policy.model_profile is None:
+            policy = replace(policy, model_profile=profile)
+        elif policy.input_budget is None:
+            return None  # `before_model` has applied this very policy to the state
+        if self.use_model_counter and policy.token_counter is None:
+            policy = replace(policy, token_counter=model.get_num_tokens_from_messages)
+        return policy if policy.input_budget is not None or policy.rewrites_content else None

@@ -44,8 +44,13 @@ class ThreadPreview:
     outcome: str
     """What a run would do now: `clean`, `would_repair`, or `in_flight` or `refused_type`
     (never written on)."""
+    tokens: tuple[int, int] | None = None
+    """With a token budget and a change: the history's tokens before and after."""
 
     def to_json(self) -> dict[str, Any]:
+        tokens = (
+            {"tokens": {"before": self.tokens[0], "after": self.tokens[1]}} if self.tokens else {}
+        )
         return {
             "thread": self.thread_id,
             "namespace": self.checkpoint_ns,
@@ -56,6 +61,7 @@ class ThreadPreview:
             "actions": [a.to_dict() for a in self.actions],
             "in_flight_calls": list(self.in_flight_calls),
             "outcome": self.outcome,
+            **tokens,
         }
 
 
@@ -132,8 +138,9 @@ def _preview(
     outcome = {"repair": "would_repair"}.get(assessment.status, assessment.status)
     if not assessment.broken:
         outcome = "clean"  # calls in flight alone are not broken
+    tokens = assessment.tokens.get(channel)
     return ThreadPreview(
-        thread_id, ns, checkpoint_id, channel, before, after, actions, in_flight, outcome
+        thread_id, ns, checkpoint_id, channel, before, after, actions, in_flight, outcome, tokens
     )
 
 

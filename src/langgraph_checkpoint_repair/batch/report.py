@@ -24,6 +24,8 @@ class ThreadReport:
     refused_type (its read refused to build a stored type: never written on)."""
     actions: dict[str, list[str]]
     repair_checkpoint_id: str | None = None
+    tokens: dict[str, dict[str, int]] | None = None
+    """With a token budget: channel -> the history's tokens `before` and `after`."""
 
     @classmethod
     def of(cls, assessment: Assessment, outcome: str) -> ThreadReport:
@@ -31,13 +33,25 @@ class ThreadReport:
             name: [f"{a.kind}:{a.tool_call_id}" for a in acts]
             for name, acts in assessment.actions.items()
         }
+        tokens = {
+            name: {"before": before, "after": after}
+            for name, (before, after) in assessment.tokens.items()
+        }
         return cls(
             assessment.thread_id,
             assessment.checkpoint_ns,
             assessment.checkpoint_id,
             outcome,
             actions,
+            tokens=tokens or None,
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """Its fields; `tokens` only where a budget counted them."""
+        fields = dict(vars(self))
+        if self.tokens is None:
+            del fields["tokens"]
+        return fields
 
 
 class UnknownRun(ValueError):

@@ -204,7 +204,8 @@ def _add_policy(command: argparse.ArgumentParser) -> None:
         "--policy", action="append", default=[], metavar="KEY=VALUE",
         help="a RepairPolicy setting, e.g. dangling=drop_call, language=zh, strict=false, "
         "provider=anthropic, media=downscale, max_result_chars=200000, "
-        "model_profile='{\"image_inputs\": false}' (repeatable)",
+        "model_profile='{\"image_inputs\": false}', max_input_tokens=200000, "
+        "context_reserve=20000 (repeatable)",
     )  # fmt: skip
 
 

@@ -215,7 +215,7 @@ class Job:
         if self.args.json:
             payload = report.to_json()
             if self.args.command == "scan":
-                payload["threads"] = [vars(t) for t in report.threads]
+                payload["threads"] = [t.to_json() for t in report.threads]
             print_json(payload, self.out)
         elif getattr(self.args, "list", False):
             self.out.writelines(f"{line}\n" for line in list_lines(report))

@@ -2,7 +2,8 @@
 
 Rows are aligned with difflib over the messages' dict forms, so an untouched
 message sits next to itself and what the repair adds, drops or rewrites stands
-out: `+` added, `-` dropped, `~` rewritten (same id, new content).
+out: `+` added, `-` dropped, `~` rewritten (same id, new content). Messages dropped
+one after another (a trim) are one line: how many, and their tokens.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rich.text import Text
 
 from ..batch.preview import ThreadPreview, message_dict
 from ..engine import RepairAction
+from ..engine.context import count_tokens
 from ..engine.media.limits import megabytes
 from .cells import one_line
 
@@ -35,6 +37,35 @@ class Row:
     """' ' unchanged, '+' added by the repair, '-' dropped, '~' rewritten."""
     before: BaseMessage | None
     after: BaseMessage | None
+
+
+@dataclass(frozen=True)
+class Span:
+    """Messages dropped one after another (a trim): shown as one line, never one by one."""
+
+    dropped: list[BaseMessage]
+
+    def describe(self) -> str:
+        tokens = count_tokens(self.dropped, None)
+        return f"{len(self.dropped):,} messages removed ({tokens:,} tokens)"
+
+
+def collapse(rows: list[Row]) -> list[Row | Span]:
+    """`rows` with each run of two or more dropped messages as one `Span`."""
+    out: list[Row | Span] = []
+    run: list[Row] = []
+    for row in [*rows, None]:
+        if row is not None and row.mark == "-" and row.before is not None:
+            run.append(row)
+            continue
+        if len(run) > 1:
+            out.append(Span([r.before for r in run if r.before is not None]))
+        else:
+            out += run
+        run = []
+        if row is not None:
+            out.append(row)
+    return out
 
 
 def align(before: Sequence[BaseMessage], after: Sequence[BaseMessage]) -> list[Row]:
@@ -116,7 +147,13 @@ def print_preview(preview: ThreadPreview, console: Console) -> None:
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("before", overflow="fold", ratio=1)
     table.add_column("after", overflow="fold", ratio=1)
-    for n, row in enumerate(align(preview.before, preview.after), start=1):
+    aligned = align(preview.before, preview.after)
+    trimmed = any(action.kind == "context_trimmed" for action in preview.actions)
+    rows: list[Row | Span] = collapse(aligned) if trimmed else list(aligned)
+    for n, row in enumerate(rows, start=1):
+        if isinstance(row, Span):
+            table.add_row("-", str(n), Text(row.describe(), style=STYLES["-"]), "")
+            continue
         style = STYLES[row.mark]
         table.add_row(
             row.mark,
@@ -125,6 +162,9 @@ def print_preview(preview: ThreadPreview, console: Console) -> None:
             Text(describe(row.after, preview.in_flight_calls), style=style),
         )
     console.print(table)
+    if preview.tokens:
+        before, after = preview.tokens
+        console.print(Text(f"tokens: {before:,} before, {after:,} after"))
     for action in preview.actions:
         console.print(Text(one_line(_action_line(action))))
     console.print(Text(_verdict(preview)))

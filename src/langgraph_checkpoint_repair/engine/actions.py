@@ -27,6 +27,9 @@ ActionKind = Literal[
     "media_removed",
     "media_downscaled",
     "result_truncated",
+    # Context overflow (a token budget: max_input_tokens or the model profile's):
+    "context_trimmed",
+    "over_budget",
 ]
 
 
@@ -39,7 +42,8 @@ class RepairAction:
     `unrepairable`, the ToolMessage for `moved`, `orphan_dropped` and
     `duplicate_dropped`; for provider hygiene, the message whose content or ids
     changed. `detail` says more where the kind alone does not (the new id, the
-    block dropped and why).
+    block dropped and why). `context_trimmed` points at the first message a trim
+    removed, `over_budget` at the start of the history.
     """
 
     kind: ActionKind

@@ -67,6 +67,9 @@ class PendingCall:
 
 
 PlaceholderFn = Callable[[PendingCall], str]
+TokenCounter = Callable[[Sequence[BaseMessage]], int]
+WINDOW_KEY = "max_input_tokens"
+"""The key of a LangChain `ModelProfile` that gives the context window."""
 Filler = Callable[[str, str, str], str]
 
 
@@ -95,6 +98,15 @@ class RepairPolicy:
       limit; needs Pillow, the `[media]` extra) or `"keep"` (limits off).
     - `max_result_chars`: a tool result with more text is cut to its head and
       tail (`None`, the default: never).
+    - `max_input_tokens`: the model's context window; the history is made to fit
+      in it less `context_reserve`, dropping the least first (see
+      `engine.context`). `None` takes `max_input_tokens` from `model_profile`;
+      neither: no budget, nothing trimmed.
+    - `context_reserve`: tokens kept free for the system prompt, the tools and
+      the answer (`None`: a tenth of the window).
+    - `token_counter`: counts a list of messages (a model's
+      `get_num_tokens_from_messages`, `len`); `None` is LangChain's
+      `count_tokens_approximately`.
     """
 
     dangling: Literal["placeholder", "drop_call"] = "placeholder"
@@ -107,6 +119,9 @@ class RepairPolicy:
     model_profile: Mapping[str, Any] | None = None
     media: MediaMode = "placeholder"
     max_result_chars: int | None = None
+    max_input_tokens: int | None = None
+    context_reserve: int | None = None
+    token_counter: TokenCounter | None = None
 
     def __post_init__(self) -> None:
         _check_choice("dangling", self.dangling, ("placeholder", "drop_call"))
@@ -126,6 +141,10 @@ class RepairPolicy:
             )
         object.__setattr__(self, "model_profile", _profile(self.model_profile))
         _check_result_chars(self.max_result_chars)
+        _check_budget(self.max_input_tokens, self.context_reserve, self.token_counter)
+        window = self.context_window
+        if window is not None and self.context_reserve is not None:
+            _check_reserve(self.context_reserve, window)
 
     def __hash__(self) -> int:
         profile = tuple(sorted(self.model_profile.items())) if self.model_profile else None
@@ -138,12 +157,31 @@ class RepairPolicy:
         profile, or a cap on tool results."""
         if self.max_result_chars is not None:
             return True
-        return self.media != "keep" and (self.provider is not None or bool(self.model_profile))
+        profile = self.model_profile or {}
+        return self.media != "keep" and (
+            self.provider is not None or any(key in PROFILE_KEYS for key in profile)
+        )
 
     @property
     def reads_content(self) -> bool:
         """Whether a history can break this policy in ways pairing alone does not see."""
-        return self.provider is not None or self.rewrites_content
+        return self.provider is not None or self.rewrites_content or self.input_budget is not None
+
+    @property
+    def context_window(self) -> int | None:
+        """`max_input_tokens`, or the model profile's when not given."""
+        if self.max_input_tokens is not None:
+            return self.max_input_tokens
+        return (self.model_profile or {}).get(WINDOW_KEY)
+
+    @property
+    def input_budget(self) -> int | None:
+        """The tokens the history may take: the window less the reserve; None, no budget."""
+        window = self.context_window
+        if window is None:
+            return None
+        reserve = window // 10 if self.context_reserve is None else self.context_reserve
+        return window - reserve
 
     def placeholder_text(self, call: PendingCall) -> str:
         """The content of the synthetic result for `call`."""
@@ -202,7 +240,7 @@ def _has_pillow() -> bool:
     return True
 
 
-def _profile(profile: object) -> dict[str, bool] | None:
+def _profile(profile: object) -> dict[str, Any] | None:
     """The profile keys the rules read, copied (a model's profile may change later)."""
     if profile is None:
         return None
@@ -210,7 +248,40 @@ def _profile(profile: object) -> dict[str, bool] | None:
         raise TypeError(
             f"RepairPolicy.model_profile must be a ModelProfile or a dict, not {profile!r}"
         )
-    return {key: profile[key] for key in PROFILE_KEYS if isinstance(profile.get(key), bool)}
+    kept: dict[str, Any] = {
+        key: profile[key] for key in PROFILE_KEYS if isinstance(profile.get(key), bool)
+    }
+    window = profile.get(WINDOW_KEY)
+    if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+        kept[WINDOW_KEY] = window
+    return kept
+
+
+def _is_whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_budget(window: object, reserve: object, counter: object) -> None:
+    for field, value in (("max_input_tokens", window), ("context_reserve", reserve)):
+        if value is not None and not _is_whole(value):
+            raise TypeError(f"RepairPolicy.{field} must be an int or None, not {value!r}")
+    if window is not None and window <= 0:  # type: ignore[operator]
+        raise ValueError(f"RepairPolicy.max_input_tokens must be positive, not {window}")
+    if reserve is not None and reserve < 0:  # type: ignore[operator]
+        raise ValueError(f"RepairPolicy.context_reserve must not be negative, not {reserve}")
+    if counter is not None and not callable(counter):
+        raise TypeError(
+            f"RepairPolicy.token_counter must be a callable (messages -> int) or None, "
+            f"not {counter!r}"
+        )
+
+
+def _check_reserve(reserve: int, window: int) -> None:
+    if reserve >= window:
+        raise ValueError(
+            f"RepairPolicy.context_reserve ({reserve}) must be below the context window "
+            f"({window} tokens)"
+        )
 
 
 def _check_result_chars(limit: object) -> None:
@@ -259,7 +330,13 @@ def policy_from_settings(settings: Iterable[str]) -> RepairPolicy:
             fields = ", ".join(RepairPolicy.__dataclass_fields__)
             raise ValueError(f"not a policy setting: {setting!r} (KEY=VALUE with KEY in {fields})")
         values[key] = _setting_value(setting, key, value)
-    return RepairPolicy(**values)
+    policy = RepairPolicy(**values)
+    if policy.context_reserve is not None and policy.context_window is None:
+        raise ValueError(
+            "context_reserve needs a context window: add max_input_tokens=N "
+            "(or a model_profile with max_input_tokens)"
+        )
+    return policy
 
 
 def split_settings(text: str) -> list[str]:
@@ -271,19 +348,25 @@ def split_settings(text: str) -> list[str]:
 _NEXT_SETTING = re.compile(r",(?=\s*[A-Za-z_]+\s*=)")
 
 
+_NUMBERS = ("max_result_chars", "max_input_tokens", "context_reserve")
+
+
 def _setting_value(setting: str, key: str, value: str) -> Any:
     if key == "strict":
         return _boolean(setting, value)
-    if key in ("provider", "max_result_chars", "model_profile") and value.strip().lower() in (
-        "",
-        "none",
-    ):
+    if key == "token_counter":
+        raise ValueError(
+            f"{setting!r}: token_counter is a Python callable, set in code; "
+            "the default counts as LangChain's count_tokens_approximately"
+        )
+    if key in (*_NUMBERS, "provider", "model_profile") and value.strip().lower() in ("", "none"):
         return None
-    if key == "max_result_chars":
+    if key in _NUMBERS:
         try:
             return int(value.strip().replace("_", ""))
         except ValueError:
-            raise ValueError(f"not a number of characters in {setting!r}") from None
+            unit = "characters" if key == "max_result_chars" else "tokens"
+            raise ValueError(f"not a number of {unit} in {setting!r}") from None
     if key == "model_profile":
         return _profile_setting(setting, value)
     return value

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage
 
 from .actions import HistoryError, RepairResult
+from .context import fit_context
 from .fixes import Fixer
 from .hygiene import in_flight_ai, repair_for_provider
 from .media import repair_content
@@ -37,6 +38,14 @@ def repair_messages(
     that needs nothing comes back as the same list with `changed=False`.
     """
     policy = policy or DEFAULT_POLICY
+    if policy.input_budget is not None:  # every other rule first, then the token budget
+        return fit_context(messages, policy, in_flight, _repair_without_budget)
+    return _repair_without_budget(messages, policy, in_flight)
+
+
+def _repair_without_budget(
+    messages: Sequence[BaseMessage], policy: RepairPolicy, in_flight: bool
+) -> RepairResult:
     if policy.rewrites_content:  # pairing and hygiene first, then the content rules
         return repair_content(messages, policy, in_flight, _repair)
     return _repair(messages, policy, in_flight)

@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot, StateUpdate
 
 from ..engine import RepairAction, RepairPolicy, is_synthetic, repair_messages
+from ..engine.context import without_budget
 
 
 class CannotCancel(ValueError):
@@ -130,7 +131,8 @@ def pending_calls(messages: Sequence[BaseMessage], policy: RepairPolicy) -> Pend
     call_ids = tuple(c["id"] or "" for c in ai.tool_calls) + tuple(
         c["id"] or "" for c in ai.invalid_tool_calls
     )
-    repaired = repair_messages(messages, policy=policy)
+    # A token budget is not this helper's business: it writes results, never trims.
+    repaired = repair_messages(messages, policy=without_budget(policy))
     actions = tuple(a for a in repaired.actions if a.kind == "placeholder" and a.index == ai_index)
     if not actions:
         return Pending(call_ids, (), ())

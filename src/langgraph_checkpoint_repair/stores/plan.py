@@ -21,6 +21,7 @@ from ..delta import (
     snapshot_value,
 )
 from ..engine import RepairAction, RepairPolicy, repair_messages
+from ..engine.context import count_tokens
 from ..in_flight import has_pending_results, work_is_scheduled
 from .ids import id_after
 
@@ -46,6 +47,8 @@ class Assessment:
     repaired: Mapping[str, list[BaseMessage]] = field(default_factory=dict)
     snapshots: frozenset[str] = frozenset()
     """Delta channels among `repaired`: a repair stores them as `_DeltaSnapshot`s."""
+    tokens: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """With a token budget: each repaired channel's count before and after."""
 
 
 def tuple_key(tup: CheckpointTuple) -> tuple[str, str, str]:
@@ -78,6 +81,7 @@ def assess(
     values = tup.checkpoint["channel_values"]
     actions: dict[str, tuple[RepairAction, ...]] = {}
     repaired: dict[str, list[BaseMessage]] = {}
+    tokens: dict[str, tuple[int, int]] = {}
     pending_calls = False
     for name in channels:
         history = snapshot_value(values.get(name))
@@ -86,6 +90,8 @@ def assess(
         result = repair_messages(history, policy=policy, in_flight=scheduled)
         if result.changed:
             actions[name], repaired[name] = result.actions, result.messages
+            if policy.input_budget is not None:
+                tokens[name] = token_estimates(history, result.messages, policy)
         elif scheduled and repair_messages(history, policy=policy).changed:
             pending_calls = True
     broken = bool(repaired)
@@ -97,7 +103,16 @@ def assess(
     elif pending_calls:
         status = "in_flight"
     snapshots = frozenset(repaired) & delta_channel_names(tup)
-    return Assessment(thread_id, ns, checkpoint_id, status, broken, actions, repaired, snapshots)
+    return Assessment(
+        thread_id, ns, checkpoint_id, status, broken, actions, repaired, snapshots, tokens
+    )
+
+
+def token_estimates(
+    before: list[BaseMessage], after: list[BaseMessage], policy: RepairPolicy
+) -> tuple[int, int]:
+    """A history's tokens before and after repair, as the policy's counter counts them."""
+    return count_tokens(before, policy.token_counter), count_tokens(after, policy.token_counter)
 
 
 def _written_since(checkpoint: Checkpoint, moment: datetime) -> bool:

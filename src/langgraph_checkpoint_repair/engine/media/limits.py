@@ -1,6 +1,6 @@
 """Who takes what: each provider's per-block limits and a model profile's kinds.
 
-Numbers come from the providers' documentation (the README lists the sources).
+Numbers come from the providers' documentation (docs/how-to/media.md lists the sources).
 `None` means not known: a block is never removed for a limit nobody stated.
 """
 

@@ -1,0 +1,310 @@
+"""Write the generated reference pages at build time (run by the mkdocs-gen-files plugin).
+
+Each page is made from the objects the code itself uses: the command line from the
+`langgraph-repair` parser, the policy from the `RepairPolicy` dataclass and its
+docstring, the action kinds from `ActionKind`, the exit codes from `EXIT_CODES`, the
+environment variables from the names the package reads. A name that disappears from the
+code, or a new action kind without a description here, fails the build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+
+import mkdocs_gen_files
+
+from langgraph_checkpoint_repair import RepairPolicy, server, strict, targets
+from langgraph_checkpoint_repair.cli import arguments
+from langgraph_checkpoint_repair.engine.actions import ActionKind
+
+PACKAGE = Path(targets.__file__).parent
+
+
+def cell(text: str) -> str:
+    """Text safe inside one cell of a Markdown table."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def subcommands(root: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in root._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise LookupError("the parser has no subcommands")
+
+
+def option_rows(command: argparse.ArgumentParser) -> Iterator[str]:
+    for action in command._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        if action.option_strings:
+            name = ", ".join(f"`{flag}`" for flag in action.option_strings)
+            if action.nargs != 0:
+                name += f" `{action.metavar or action.dest.upper()}`"
+        else:
+            name = f"`{action.metavar or action.dest}`"
+        notes = []
+        if action.required:
+            notes.append("required")
+        if isinstance(action, argparse._AppendAction):
+            notes.append("repeatable")
+        if isinstance(action, argparse._CountAction):
+            notes.append("repeatable")
+        if action.nargs == "?":
+            notes.append("optional")
+        yield f"| {name} | {cell(action.help or '')} | {', '.join(notes)} |"
+
+
+def cli_page() -> str:
+    root = arguments.parser()
+    lines = [
+        "# Command line: `langgraph-repair`",
+        "",
+        "Generated from the command's own argument parser. Every command takes a TARGET "
+        "(or reads it from `LANGGRAPH_REPAIR_TARGET`) and exits with one of the "
+        "[exit codes](exit-codes.md).",
+        "",
+        f"{cell(root.description or '')}",
+        "",
+        "```text",
+        root.format_usage().strip(),
+        "```",
+        "",
+    ]
+    for name, command in subcommands(root).items():
+        lines += [
+            f"## `{name}`",
+            "",
+            cell(command.description or ""),
+            "",
+            "```text",
+            command.format_usage().strip(),
+            "```",
+            "",
+            "| Argument | Meaning | Notes |",
+            "| --- | --- | --- |",
+            *option_rows(command),
+            "",
+            "Example:",
+            "",
+            "```text",
+            arguments.EXAMPLES[name],
+            "```",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def exit_codes_page() -> str:
+    rows = []
+    for line in arguments.EXIT_CODES.splitlines()[1:]:
+        code, meaning = line.split(maxsplit=1)
+        rows.append(f"| `{code}` | {cell(meaning)} |")
+    return "\n".join(
+        [
+            "# Exit codes",
+            "",
+            "Generated from the command line's own list; every command prints it under "
+            "`--help`. A usage or connection error is one line on stderr, with no traceback.",
+            "",
+            "| Code | Meaning |",
+            "| --- | --- |",
+            *rows,
+            "",
+        ]
+    )
+
+
+def policy_descriptions() -> dict[str, str]:
+    """The `- `field`: text` bullets of the RepairPolicy docstring, by field."""
+    found: dict[str, str] = {}
+    doc = RepairPolicy.__doc__ or ""
+    for bullet in re.split(r"\n\s*- ", doc)[1:]:
+        names = re.match(r"((?:`\w+`(?: / )?)+):\s*(.*)", bullet, re.S)
+        if names is None:
+            continue
+        for field_name in re.findall(r"`(\w+)`", names[1]):
+            found[field_name] = cell(names[2])
+    return found
+
+
+def policy_page() -> str:
+    described = policy_descriptions()
+    sections = []
+    for field in dataclasses.fields(RepairPolicy):
+        if field.name not in described:
+            raise LookupError(f"RepairPolicy.{field.name} has no bullet in the docstring")
+        default = "" if field.default is dataclasses.MISSING else repr(field.default)
+        sections += [
+            f"## `{field.name}`",
+            "",
+            f"Type `{' '.join(str(field.type).split())}`, default `{default}`.",
+            "",
+            described[field.name],
+            "",
+        ]
+    return "\n".join(
+        [
+            "# `RepairPolicy` fields",
+            "",
+            "Generated from the `RepairPolicy` dataclass and its docstring. The policy is "
+            "frozen and checked when it is made: a value outside its choices is a "
+            "`ValueError`, a value of the wrong type a `TypeError`. On the command line "
+            "each field is `--policy KEY=VALUE`; on the Agent Server, "
+            "`LANGGRAPH_REPAIR_POLICY` takes them comma-separated (`token_counter` is set "
+            "in Python only).",
+            "",
+            *sections,
+        ]
+    )
+
+
+# What each action kind means, and which setting produces it. The kinds themselves come
+# from `ActionKind`; a kind added there without a line here stops the build.
+BY_DEFAULT = "by default"
+PROVIDER = "with `provider=`"
+BUDGET = "with a token budget (`max_input_tokens=` or the profile's)"
+KINDS: dict[str, tuple[str, str]] = {
+    "placeholder": ("a call without a result got a synthetic error result", BY_DEFAULT),
+    "call_dropped": ("a call without a result was removed", 'with `dangling="drop_call"`'),
+    "moved": ("a result was moved right after its call", BY_DEFAULT),
+    "orphan_dropped": (
+        "a result that answers no call was removed",
+        'by default (`orphans="keep"` keeps it)',
+    ),
+    "duplicate_dropped": (
+        "a second result for an answered call was removed",
+        'by default (`duplicates="keep"` keeps it)',
+    ),
+    "duplicate_call_dropped": (
+        "a call reusing an id already used in the same AI message was removed",
+        BY_DEFAULT,
+    ),
+    "unrepairable": ("a call without an id: reported, nothing changed", BY_DEFAULT),
+    "id_renamed": ("a call id the provider rejects was renamed everywhere", PROVIDER),
+    "thinking_dropped": ("an unsigned or foreign thinking block was removed", PROVIDER),
+    "reasoning_dropped": ("a reasoning block the provider rejects was removed", PROVIDER),
+    "call_block_dropped": ("a `function_call` block without its call was removed", PROVIDER),
+    "content_filled": ("an empty content the provider rejects got a short text", PROVIDER),
+    "content_cleared": ("a whitespace-only assistant text became empty", PROVIDER),
+    "media_removed": (
+        "a media block over a limit became a text placeholder",
+        "with `provider=` or `model_profile=` (media limits)",
+    ),
+    "media_downscaled": (
+        "an image was re-encoded within the limit",
+        'with media limits and `media="downscale"`',
+    ),
+    "result_truncated": (
+        "a long tool result was cut to its head and tail",
+        "with `max_result_chars=` or a token budget",
+    ),
+    "context_trimmed": ("the oldest messages were removed to fit the token budget", BUDGET),
+    "over_budget": ("what is left still does not fit: reported", BUDGET),
+}
+
+
+def action_kinds_page() -> str:
+    kinds = typing.get_args(ActionKind)
+    if set(kinds) != set(KINDS):
+        raise LookupError(f"describe these action kinds: {set(kinds) ^ set(KINDS)}")
+    rows = [f"| `{kind}` | {KINDS[kind][0]} | {KINDS[kind][1]} |" for kind in kinds]
+    return "\n".join(
+        [
+            "# Action kinds and `scan --list` codes",
+            "",
+            "Generated from `ActionKind`. These names are **stable**: they are what "
+            "`RepairAction.kind` holds, what the batch job records in its audit rows and "
+            "checkpoint metadata, what `scan --list` prints as violation codes, and the "
+            "`action` attribute of the OpenTelemetry counters.",
+            "",
+            "| Kind | What was done | Produced |",
+            "| --- | --- | --- |",
+            *rows,
+            "",
+            "`scan --list` prints one more code, `refused_type`, for a head left alone "
+            "because its read refused a stored type (see "
+            "[strict loading](../explanation/strict-loading.md)).",
+            "",
+        ]
+    )
+
+
+# Each variable the package reads; the build fails when one is no longer in its source.
+VARIABLES: list[tuple[str, str, str]] = [
+    (
+        targets.TARGET_ENV,
+        "every command; the Agent Server",
+        "the store, as a TARGET; a TARGET on the command line wins",
+    ),
+    (
+        strict.ALLOW_TYPES_ENV,
+        "every command",
+        "stored types to trust, `module:Name`, comma-separated (as `--allow-type`)",
+    ),
+    *(
+        (
+            name,
+            "the Agent Server",
+            "the store when `LANGGRAPH_REPAIR_TARGET` is not set (`:memory:`, which "
+            "`langgraph dev` sets, means an in-memory saver)",
+        )
+        for name in server.TARGET_VARIABLES[1:]
+    ),
+    (
+        "LANGGRAPH_REPAIR_POOL_SIZE",
+        "the Agent Server",
+        f"PostgreSQL connection pool size (default {server.DEFAULT_POOL_SIZE})",
+    ),
+    (
+        "LANGGRAPH_REPAIR_POLICY",
+        "the Agent Server",
+        "`RepairPolicy` settings, comma-separated `KEY=VALUE`",
+    ),
+    (
+        "LANGGRAPH_REPAIR_CHANNELS",
+        "the Agent Server",
+        "message channels to repair, comma-separated (default: every channel holding messages)",
+    ),
+]
+
+
+def environment_page() -> str:
+    source = "\n".join(path.read_text() for path in PACKAGE.rglob("*.py"))
+    rows = []
+    for name, reader, meaning in VARIABLES:
+        if name not in source:
+            raise LookupError(f"{name} is no longer read by the package")
+        rows.append(f"| `{name}` | {reader} | {meaning} |")
+    return "\n".join(
+        [
+            "# Environment variables",
+            "",
+            "| Variable | Read by | Meaning |",
+            "| --- | --- | --- |",
+            *rows,
+            "",
+            "libpq's own variables and files work as they do for `psql`: `PGPASSWORD`, "
+            "`PGPASSFILE`, `PGSERVICE`, `PGSERVICEFILE`, `PGHOST`, `PGUSER`. The test "
+            "suite reads `TEST_POSTGRES_URI` (default "
+            "`postgresql://postgres@127.0.0.1:5432/test`).",
+            "",
+        ]
+    )
+
+
+PAGES = {
+    "reference/cli.md": cli_page,
+    "reference/exit-codes.md": exit_codes_page,
+    "reference/policy.md": policy_page,
+    "reference/action-kinds.md": action_kinds_page,
+    "reference/environment.md": environment_page,
+}
+
+for page, make in PAGES.items():
+    with mkdocs_gen_files.open(page, "w") as out:
+        out.write(make())
