@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 ROW_DESCRIPTION, DATA_ROW = ord("T"), ord("D")
+RESULT_ENDS = frozenset(b"CIZE")
+"""CommandComplete, EmptyQueryResponse, ReadyForQuery, ErrorResponse: a prepared
+statement's rows come without a RowDescription, so a result is counted between these."""
 
 
 class Relay:
@@ -70,7 +73,8 @@ class Relay:
                 pending += data
                 complete = 0
                 for kind, end in _messages(pending):
-                    rows = 0 if kind == ROW_DESCRIPTION else rows + (kind == DATA_ROW)
+                    rows = 0 if kind in RESULT_ENDS or kind == ROW_DESCRIPTION else rows
+                    rows += kind == DATA_ROW
                     complete = end
                     if rows >= self.rows and self.armed.is_set() and not self.cut.is_set():
                         client.sendall(pending[:end])  # part of the result, then nothing
