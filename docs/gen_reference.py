@@ -18,11 +18,13 @@ from pathlib import Path
 
 import mkdocs_gen_files
 
-from langgraph_checkpoint_repair import RepairPolicy, server, strict, targets
+import langgraph_checkpoint_repair
+from langgraph_checkpoint_repair import RepairPolicy, server, targets
 from langgraph_checkpoint_repair.cli import arguments
 from langgraph_checkpoint_repair.engine.actions import ActionKind
+from langgraph_checkpoint_repair.targets import strict
 
-PACKAGE = Path(targets.__file__).parent
+PACKAGE = Path(langgraph_checkpoint_repair.__file__).parent
 
 
 def cell(text: str) -> str:

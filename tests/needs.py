@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from langgraph_checkpoint_repair.features import HAS_DELTA_CHANNELS, installed_version
+from langgraph_checkpoint_repair.compatibility.features import HAS_DELTA_CHANNELS, installed_version
 
 DELTA_REASON = (
     "delta channels need langgraph 1.2 and langgraph-checkpoint 4 (installed: langgraph "

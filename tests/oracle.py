@@ -15,7 +15,7 @@ from langchain_openai.chat_models.base import (
     _convert_message_to_dict,
 )
 
-from langgraph_checkpoint_repair.features import installed_version
+from langgraph_checkpoint_repair.compatibility.features import installed_version
 
 _TAKES_MODEL = "model" in inspect.signature(_format_messages).parameters
 

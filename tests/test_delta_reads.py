@@ -96,7 +96,7 @@ async def test_a_chain_is_checked_once_for_the_loads_that_follow(
 ) -> None:
     """The guard against looping parent chains checks a checkpoint's chain at its first
     load through the wrapper; loading it again, or its child, checks nothing more."""
-    from langgraph_checkpoint_repair import chains
+    from langgraph_checkpoint_repair.delta import chains
 
     config = thread()
     await seed_files(store, config)

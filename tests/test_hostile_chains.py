@@ -17,10 +17,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
-from langgraph_checkpoint_repair import PatchingCheckpointer, chains
+from langgraph_checkpoint_repair import PatchingCheckpointer
 from langgraph_checkpoint_repair.batch import RunReport, arepair_threads, repair_threads
-from langgraph_checkpoint_repair.chains import BrokenChain
-from langgraph_checkpoint_repair.features import HAS_DELTA_CHANNELS
+from langgraph_checkpoint_repair.compatibility.features import HAS_DELTA_CHANNELS
+from langgraph_checkpoint_repair.delta import chains
+from langgraph_checkpoint_repair.delta.chains import BrokenChain
 from tests.cli_runs import last_json, run_cli
 from tests.histories import ai, human
 from tests.seeding import config

@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
 from langgraph_checkpoint_repair import CannotCancel
-from langgraph_checkpoint_repair.features import HAS_TASK_STATUSES
+from langgraph_checkpoint_repair.compatibility.features import HAS_TASK_STATUSES
 from tests.agents import ToolBox, react_agent, results_per_call, synthetic_results, thread
 from tests.cancelling import cancel, tool_results
 from tests.fakes import calls, model

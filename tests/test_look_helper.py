@@ -21,7 +21,7 @@ from langgraph_checkpoint_repair.stores import look_helper
 from langgraph_checkpoint_repair.stores.look_helper import LookHelper
 from langgraph_checkpoint_repair.stores.plain import WALKS, plain_verdicts
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
-from langgraph_checkpoint_repair.strict import StrictSerializer
+from langgraph_checkpoint_repair.targets.strict import StrictSerializer
 from tests.histories import ai, human, tool
 from tests.needs import DELTA_REASON
 from tests.seeding import config, seed

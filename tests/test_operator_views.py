@@ -17,7 +17,7 @@ from langgraph_checkpoint_repair import RepairPolicy, repair_messages
 from langgraph_checkpoint_repair.batch import ThreadNotFound, ThreadPreview, preview_thread
 from langgraph_checkpoint_repair.cli.show import align, print_preview
 from langgraph_checkpoint_repair.cli.tables import print_table
-from langgraph_checkpoint_repair.features import HAS_DELTA_CHANNELS
+from langgraph_checkpoint_repair.compatibility.features import HAS_DELTA_CHANNELS
 from tests.histories import ai, human, tool
 from tests.seeding import Seeded, seed
 from tests.stores import Store

@@ -19,8 +19,8 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair.batch import arepair_threads
-from langgraph_checkpoint_repair.strict import StrictSerializer, refusals, refused_in
 from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
+from langgraph_checkpoint_repair.targets.strict import StrictSerializer, refusals, refused_in
 from tests.cli_runs import last_json, run_cli
 from tests.custom_state import Plan, hostile
 from tests.histories import ai, human

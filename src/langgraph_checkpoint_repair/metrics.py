@@ -22,8 +22,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from .compatibility.features import installed_version
 from .engine import RepairAction
-from .features import installed_version
 
 Surface = Literal["load", "batch", "in_run"]
 

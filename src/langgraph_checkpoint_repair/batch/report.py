@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..redact import scrub
 from ..stores.plan import Assessment
+from ..targets.redact import scrub
 
 
 @dataclass

@@ -25,7 +25,7 @@ from ..stores.plan import (
     tuple_key,
 )
 from ..stores.races import WriteOutcome, head_moved
-from ..strict import refusals
+from ..targets.strict import refusals
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
 from .report import RunReport, StoreLost, first_line
 

@@ -19,7 +19,7 @@ from ..stores.base import entry_from_metadata
 from ..stores.faults import store_lost
 from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
 from ..stores.races import WriteOutcome, head_moved
-from ..strict import refusals
+from ..targets.strict import refusals
 from . import checks
 from .options import Pacer
 from .report import UndoReport, UnknownRun, first_line

@@ -20,8 +20,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ..chains import VerifiedChains, adelta_history, chain_key, delta_history
 from ..delta import aread_rebuilt, read_rebuilt
+from ..delta.chains import VerifiedChains, adelta_history, chain_key, delta_history
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
 from .view import LoadRepairer, OnRepair

@@ -14,8 +14,8 @@ from typing import Any, NoReturn
 from ..batch import RunOptions, checks
 from ..engine import RepairPolicy
 from ..engine.policy import policy_from_settings
-from ..strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
 from ..targets import TARGET_ENV
+from ..targets.strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
 
 EXAMPLES = {
     "scan": "langgraph-repair scan postgresql://app@db/agents --min-idle 30m",

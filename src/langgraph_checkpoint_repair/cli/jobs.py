@@ -28,8 +28,8 @@ from ..batch import (
     repair_threads,
     undo_run,
 )
-from ..strict import StrictSerializer
 from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver, refuses_sync
+from ..targets.strict import StrictSerializer
 from .arguments import UsageError, build_policy
 from .output import list_lines, print_json, print_summary, print_threads, print_undo
 from .progress import RunProgress

@@ -22,7 +22,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import PregelTask, Send
 
-from ..features import HAS_TASK_STATUSES, installed_version
+from ..compatibility.features import HAS_TASK_STATUSES, installed_version
 from .plan import CancelPlan, CannotCancel
 
 PUSH = "__pregel_push"

@@ -15,7 +15,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
-from ...redact import scrubbed
+from ...targets.redact import scrubbed
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import AsyncGenericStore
 from ..look_helper import LookHelper

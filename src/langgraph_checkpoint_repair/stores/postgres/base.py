@@ -30,9 +30,9 @@ from typing import Any
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from ... import features
-from ...chains import MAX_CHAIN
+from ...compatibility import features
 from ...delta import rebuild_messages, snapshot_value
+from ...delta.chains import MAX_CHAIN
 from ...engine import repair_messages
 from ..base import Head, RepairEntry, Selection
 from ..faults import store_lost

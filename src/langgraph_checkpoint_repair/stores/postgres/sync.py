@@ -15,7 +15,7 @@ from psycopg import Connection
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
-from ...redact import scrubbed
+from ...targets.redact import scrubbed
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import GenericStore
 from ..look_helper import LookHelper

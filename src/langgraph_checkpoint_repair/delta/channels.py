@@ -29,9 +29,9 @@ from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, CheckpointTuple
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from . import features
+from ..compatibility import features
+from ..compatibility.features import HAS_DELTA_CHANNELS
 from .chains import VerifiedChains, adelta_history, delta_history
-from .features import HAS_DELTA_CHANNELS
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import DeltaChannelHistory

@@ -33,7 +33,7 @@ from typing import Any
 import ormsgpack
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from . import features
+from ..compatibility import features
 
 ALLOW_TYPES_ENV = "LANGGRAPH_REPAIR_ALLOW_TYPES"
 
