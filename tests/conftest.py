@@ -13,9 +13,9 @@ import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from tests import memory_target
-from tests.seeding import Seeded, seed
-from tests.stores import Store, open_store
+from tests.support import memory_target
+from tests.support.seeding import Seeded, seed
+from tests.support.stores import Store, open_store
 
 POSTGRES_URI = os.environ.get("TEST_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -87,7 +87,7 @@ async def memory_target_seeded() -> tuple[str, Seeded]:
     memory_target.SAVER.writes.clear()
     memory_target.SAVER.blobs.clear()
     seeded = await seed(Store(memory_target.SAVER, is_async=False))
-    return "tests.memory_target:saver", seeded
+    return "tests.support.memory_target:saver", seeded
 
 
 @pytest.fixture(params=["sqlite_target", "postgres_target", "memory_target_seeded"])

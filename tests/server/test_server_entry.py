@@ -1,0 +1,87 @@
+"""The Agent Server entry point, entered as the server enters it, on every LangGraph we
+support: no server process (the Agent Server itself needs a newer LangGraph than our
+oldest), but the same `checkpointer()` call, on a real SQLite file and real PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from langgraph_checkpoint_repair import PatchingCheckpointer, server
+from tests.support.agents import ToolBox, react_agent
+from tests.support.context import WINDOW, markers, overflow, tokens
+from tests.support.fakes import model
+from tests.support.oracle import assert_valid, violations
+from tests.support.seeding import brick, config
+from tests.support.stores import Store
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def bricked_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store holding one thread bricked the usual way, named as the server's
+    environment names it."""
+    if request.param == "postgres":
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        uri: str = request.getfixturevalue("pg_uri")
+        with PostgresSaver.from_conn_string(uri) as pg:
+            pg.setup()
+            await brick(Store(pg, is_async=False), "bricked")
+        return uri
+    path = tmp_path / "threads.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        await brick(Store(saver, is_async=False), "bricked")
+    return f"sqlite:///{path}"
+
+
+async def test_the_entry_point_serves_a_bricked_thread_repaired(
+    bricked_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_REPAIR_TARGET", bricked_target)
+    monkeypatch.setenv("LANGGRAPH_REPAIR_POOL_SIZE", "2")
+    async with server.checkpointer() as saver:
+        assert isinstance(saver, PatchingCheckpointer)
+        loaded = await saver.aget_tuple(config("bricked"))
+        assert loaded is not None
+        raw = await saver.saver.aget_tuple(config("bricked"))
+        assert raw is not None and violations(raw.checkpoint["channel_values"]["messages"])
+        assert_valid(loaded.checkpoint["channel_values"]["messages"])
+
+        replies = model("Here is a joke.")
+        agent = react_agent(replies, ToolBox(), saver)
+        out = await agent.ainvoke(
+            {"messages": [HumanMessage("Tell me a joke.")]}, config("bricked")
+        )
+        assert out["messages"][-1].content == "Here is a joke."
+        assert_valid(replies.received[-1])
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_the_environment_brings_a_token_budget(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    if kind == "postgres":
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        target: str = request.getfixturevalue("pg_uri")
+        with PostgresSaver.from_conn_string(target) as pg:
+            pg.setup()
+            await overflow(Store(pg, is_async=False), "long")
+    else:
+        with SqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+            await overflow(Store(saver, is_async=False), "long")
+        target = f"sqlite:///{tmp_path / 'threads.sqlite'}"
+    monkeypatch.setenv("LANGGRAPH_REPAIR_TARGET", target)
+    monkeypatch.setenv("LANGGRAPH_REPAIR_POLICY", f"max_input_tokens={WINDOW}, context_reserve=300")
+    async with server.checkpointer() as saver:
+        assert isinstance(saver, PatchingCheckpointer)
+        assert saver.policy.input_budget == WINDOW - 300
+        raw = await saver.saver.aget_tuple(config("long"))
+        loaded = await saver.aget_tuple(config("long"))
+        assert raw is not None and loaded is not None
+        assert tokens(raw.checkpoint["channel_values"]["messages"]) > WINDOW
+        fitted = loaded.checkpoint["channel_values"]["messages"]
+        assert tokens(fitted) <= WINDOW - 300 and len(markers(fitted)) == 1

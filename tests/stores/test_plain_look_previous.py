@@ -1,0 +1,179 @@
+"""The first look gives exactly what the look before its speed work gave.
+
+`tests.support.previous_look` keeps that look. On histories a real serializer stored
+and on hostile msgpack (messages whose fields are not a dict, calls of every
+odd shape, unknown extensions, keys that are not strings, truncated bytes),
+both must reach the same verdict (failing on a history counts as "look
+closer", as for every caller), replay a delta channel to the same history,
+and fail to decode the same blobs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ormsgpack
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from langgraph_checkpoint_repair.stores import plain
+from tests.support.generated import messy_history
+from tests.support.previous_look import plain as previous
+
+SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+NON_STR_KEYS = ormsgpack.OPT_NON_STR_KEYS
+
+leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from(["a", "b", "", REMOVE_ALL_MESSAGES])
+    | st.binary(max_size=3)
+    | st.builds(ormsgpack.Ext, st.sampled_from([4, 5, 7, 9]), st.binary(max_size=4))
+)
+values = st.recursive(
+    leaves,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["id", "k", 1]), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+call_ids = st.sampled_from(["a", "b", "c", None, "", 1, 1.0, True, [], ["a"], {"id": "a"}])
+"""Ids as stored, and odd ones: equal to another under another type, or unhashable."""
+calls = st.lists(st.fixed_dictionaries({"id": call_ids}) | values, max_size=3) | values
+fields = (
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "tool_calls": calls,
+            "invalid_tool_calls": calls,
+            "tool_call_id": call_ids,
+            "id": st.sampled_from(["m1", "m2", None, REMOVE_ALL_MESSAGES]),
+            "content": values,
+            1: values,  # a key that is not a string
+        },
+    )
+    | values
+)
+MESSAGE_CLASSES = "AIMessage AIMessageChunk ToolMessage ToolMessageChunk HumanMessage RemoveMessage"
+names = st.sampled_from([*MESSAGE_CLASSES.split(), "Other"])
+
+
+@st.composite
+def message_ext(draw: st.DrawFn) -> ormsgpack.Ext:
+    """A message as LangGraph's serializer stores it, or something shaped almost so."""
+    parts: list[Any] = ["langchain_core.messages", draw(names), draw(fields), "model_validate"]
+    parts = parts[: draw(st.sampled_from([4, 4, 4, 3, 2]))]
+    payload = ormsgpack.packb(parts, option=NON_STR_KEYS)
+    if draw(st.integers(0, 9)) == 0:
+        payload = payload[: draw(st.integers(0, len(payload)))]  # cut short
+    return ormsgpack.Ext(draw(st.sampled_from([5, 5, 5, 4, 7, 9])), payload)
+
+
+@st.composite
+def hostile_blob(draw: st.DrawFn) -> bytes:
+    items = draw(st.lists(message_ext() | values, max_size=8))
+    value: Any = items if draw(st.integers(0, 9)) else draw(values)
+    if draw(st.integers(0, 9)) == 0:
+        value = ormsgpack.Ext(7, ormsgpack.packb(items, option=NON_STR_KEYS))  # a snapshot
+    blob = ormsgpack.packb(value, option=NON_STR_KEYS)
+    if draw(st.integers(0, 19)) == 0:
+        blob = blob[: draw(st.integers(0, len(blob)))]
+    return blob
+
+
+def verdict(look: Any, blob: bytes) -> Any:
+    """The look's verdict on a blob; failing to decode it is part of the outcome."""
+    try:
+        decoded = look.decode_plain(blob)
+    except Exception as error:
+        return type(error)
+    return checked(look, decoded)
+
+
+def checked(look: Any, value: Any) -> bool:
+    """The look's check of a decoded history; a history it fails on is one to look
+    closer at (False), as every caller takes it (`plain_blob_is_clean`)."""
+    try:
+        return bool(look.plain_history_is_clean(value))
+    except Exception:
+        return False
+
+
+def replayed(look: Any, replay: Any, seed: bytes, writes: list[bytes]) -> Any:
+    """The replay's verdict: None when it gives up, else the replayed history's."""
+    try:
+        value = replay(look.decode_plain(seed), [look.decode_plain(w) for w in writes])
+    except Exception as error:
+        return type(error)
+    return None if value is None else (len(value), checked(look, value))
+
+
+@SETTINGS
+@given(messy_history())
+def test_stored_histories_get_the_same_verdict(history: Any) -> None:
+    _, blob = JsonPlusSerializer().dumps_typed(history)
+    assert verdict(plain, blob) == verdict(previous, blob)
+
+
+@SETTINGS
+@given(hostile_blob())
+def test_hostile_blobs_get_the_same_verdict(blob: bytes) -> None:
+    assert verdict(plain, blob) == verdict(previous, blob)
+
+
+@SETTINGS
+@given(hostile_blob(), st.lists(hostile_blob(), max_size=3))
+def test_delta_replays_are_the_same(seed: bytes, writes: list[bytes]) -> None:
+    now = replayed(plain, plain.plain_replay, seed, writes)
+    assert now == replayed(previous, previous.plain_replay, seed, writes)
+
+
+@SETTINGS
+@given(st.one_of(st.none(), hostile_blob()), st.lists(hostile_blob(), max_size=3))
+def test_packed_walks_get_the_verdict_of_the_previous_replay(
+    seed: bytes | None, writes: list[bytes]
+) -> None:
+    """What the page's walks are judged by (`plain_walk_is_clean`) against the previous
+    look's own steps: decode the seed (none: an empty list) and writes, replay, check."""
+    try:
+        start = [] if seed is None else previous.decode_plain(seed)
+        value = previous.plain_replay(start, [previous.decode_plain(w) for w in writes])
+        expected = value is not None and previous.plain_history_is_clean(value)
+    except Exception:
+        expected = False
+    assert plain.plain_walk_is_clean(plain.pack_walk(seed, writes)) is expected
+
+
+def test_the_remove_all_sentinel_is_langgraphs() -> None:
+    assert plain.REMOVE_ALL_MESSAGES == REMOVE_ALL_MESSAGES
+
+
+def test_the_hostile_strategy_reaches_both_verdicts() -> None:
+    """The comparison above means something only if clean and broken blobs both occur."""
+    call = {"id": "a"}
+    ai = ormsgpack.Ext(5, ormsgpack.packb(["m", "AIMessage", {"tool_calls": [call]}, "v"]))
+    tool = ormsgpack.Ext(5, ormsgpack.packb(["m", "ToolMessage", {"tool_call_id": "a"}, "v"]))
+    clean, broken = ormsgpack.packb([ai, tool]), ormsgpack.packb([ai])
+    assert verdict(plain, clean) is True and verdict(previous, clean) is True
+    assert verdict(plain, broken) is False and verdict(previous, broken) is False
+
+
+ODD_IDS: list[Any] = ["a", "b", None, "", 1, 1.0, True, [], ["a"], {"id": "a"}]
+
+
+def test_every_pair_of_odd_ids_gets_the_same_verdict() -> None:
+    """A call of each id answered by a result of each id, alone or beside a second
+    call: every pair, not only the ones the strategies happen to draw."""
+    for call_id in ODD_IDS:
+        for answer_id in ODD_IDS:
+            for calls in ([{"id": call_id}], [{"id": call_id}, {"id": "z"}]):
+                ai = ["m", "AIMessage", {"tool_calls": calls}, "v"]
+                tool = ["m", "ToolMessage", {"tool_call_id": answer_id}, "v"]
+                z = ["m", "ToolMessage", {"tool_call_id": "z"}, "v"]
+                exts = [ormsgpack.Ext(5, ormsgpack.packb(part)) for part in (ai, tool, z)]
+                blob = ormsgpack.packb(exts[: len(calls) + 1])
+                assert verdict(plain, blob) == verdict(previous, blob), (calls, answer_id)

@@ -1,0 +1,125 @@
+"""Real LangGraph agents for the integration tests: tools that count their runs."""
+
+from __future__ import annotations
+
+import time
+import uuid
+import warnings
+from collections import Counter
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import interrupt
+
+from langgraph_checkpoint_repair import is_synthetic
+from tests.support.fakes import ProviderModel
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from langgraph.prebuilt import create_react_agent
+
+
+class ToolBox:
+    """Tools for the agents; `runs` counts completed executions per tool."""
+
+    def __init__(self, fail_after: str | None = None) -> None:
+        self.runs: Counter[str] = Counter()
+        self.failures_left = 1
+        self.fail_after = fail_after  # a sibling tool `flaky` lets finish before it fails
+
+    @property
+    def all(self) -> list[BaseTool]:
+        runs = self.runs
+
+        @tool
+        def get_weather(city: str) -> str:
+            """Return the weather for a city."""
+            runs["get_weather"] += 1
+            return f"sunny in {city}"
+
+        @tool
+        def ask_human(city: str) -> str:
+            """Ask a human to approve, then answer."""
+            answer = interrupt(f"approve {city}?")
+            runs["ask_human"] += 1
+            return f"human said {answer}"
+
+        @tool
+        def flaky(city: str) -> str:
+            """Fail the first time, then work."""
+            if self.failures_left:
+                self.failures_left -= 1
+                self.wait_for_sibling()
+                raise RuntimeError("tool crashed")
+            runs["flaky"] += 1
+            return f"flaky ok for {city}"
+
+        return [get_weather, ask_human, flaky]
+
+    def wait_for_sibling(self) -> None:
+        """Parallel tools race; a test about a finished sibling needs it to finish first.
+
+        The grace period lets the run save the sibling's result before the failure
+        cancels the step.
+        """
+        if self.fail_after is None:
+            return
+        deadline = time.monotonic() + 10
+        while not self.runs[self.fail_after] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+
+
+def thread() -> Any:
+    return {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+
+
+def react_agent(
+    model: ProviderModel,
+    box: ToolBox,
+    saver: BaseCheckpointSaver[Any] | None,
+    *,
+    version: Literal["v1", "v2"] = "v2",
+    interrupt_before: list[str] | None = None,
+    raise_tool_errors: bool = False,
+) -> CompiledStateGraph[Any]:
+    tools: Any = ToolNode(box.all, handle_tool_errors=False) if raise_tool_errors else box.all
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return create_react_agent(
+            model,
+            tools,
+            checkpointer=saver,
+            version=version,
+            interrupt_before=interrupt_before,
+        )
+
+
+def custom_agent(
+    model: ProviderModel, box: ToolBox, saver: BaseCheckpointSaver[Any] | None
+) -> CompiledStateGraph[Any]:
+    """A hand-built agent without the prebuilt history check: the provider sees everything."""
+
+    def think(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("think", think)
+    builder.add_node("act", ToolNode(box.all))
+    builder.add_edge(START, "think")
+    builder.add_conditional_edges("think", tools_condition, {"tools": "act", END: END})
+    builder.add_edge("act", "think")
+    return builder.compile(checkpointer=saver, interrupt_before=["act"])
+
+
+def results_per_call(messages: list[BaseMessage]) -> Counter[str]:
+    return Counter(m.tool_call_id for m in messages if isinstance(m, ToolMessage))
+
+
+def synthetic_results(messages: list[BaseMessage]) -> list[ToolMessage]:
+    return [m for m in messages if isinstance(m, ToolMessage) and is_synthetic(m)]
