@@ -1,7 +1,6 @@
 """A real deep agent whose long single task overflows the model's window, on SQLite
-and PostgreSQL: every run fails with the provider's words; it runs again through
-the wrapper, and after `langgraph-repair repair` with the plain saver; `scan`,
-`show` and `undo` say and do what an operator needs."""
+and PostgreSQL: it runs again after `langgraph-repair repair` with the plain saver;
+`scan`, `show` and `undo` say and do what an operator needs."""
 
 from __future__ import annotations
 
@@ -12,87 +11,26 @@ from tests.support.needs import DELTA_REASON
 pytest.importorskip("langgraph.channels.delta", reason=DELTA_REASON)
 pytest.importorskip("deepagents", reason="deepagents needs Python 3.11 and langgraph 1.2")
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from deepagents import create_deep_agent
-from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.graph.state import CompiledStateGraph
 
-from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy
+from tests.support import overflowing_deep_agent
 from tests.support.cli_runs import last_json, postgres_rows, run_cli, sqlite_rows
-from tests.support.context import markers, read_file, reading_turns, tokens
-from tests.support.fakes import ProviderRejected, WindowModel, window_model
-from tests.support.seeding import config
+from tests.support.context import markers, tokens
+from tests.support.overflowing_deep_agent import THREAD, WINDOW, finish, history, overflow
 
-WINDOW = 3000
+target = overflowing_deep_agent.target  # the fixture: a plain saver and its TARGET
+
 SETTINGS = ("--policy", "max_input_tokens=3000", "--min-idle", "0")
-TOO_LONG = "prompt is too long: .* tokens > 3000 maximum"
-THREAD = "deep-task"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Any, str]]:
-    """A plain saver over a real store, and the TARGET the command line names it by."""
-    if request.param == "sqlite":
-        path = tmp_path / "threads.sqlite"
-        with SqliteSaver.from_conn_string(str(path)) as saver:
-            yield saver, f"sqlite:///{path}"
-    else:
-        uri = request.getfixturevalue("pg_uri")
-        with PostgresSaver.from_conn_string(uri) as saver:
-            saver.setup()
-            yield saver, uri
-
-
-def deep_agent(model: WindowModel, saver: BaseCheckpointSaver[Any]) -> CompiledStateGraph[Any]:
-    graph: CompiledStateGraph[Any] = create_deep_agent(
-        model=model, tools=[read_file], checkpointer=saver
-    )
-    return graph
-
-
-def history(saver: BaseCheckpointSaver[Any]) -> list[BaseMessage]:
-    """The head's history as LangGraph rebuilds it with the plain saver."""
-    state = deep_agent(window_model(WINDOW), saver).get_state(config(THREAD))
-    return list(state.values["messages"])
-
-
-def overflow(saver: BaseCheckpointSaver[Any]) -> None:
-    agent = deep_agent(window_model(WINDOW, *reading_turns(20)), saver)
-    with pytest.raises(ProviderRejected, match=TOO_LONG):
-        agent.invoke({"messages": [HumanMessage("Read the whole repository.")]}, config(THREAD))
-    for attempt in ("Go on.", "Please go on."):  # every later run fails the same way
-        again = deep_agent(window_model(WINDOW, "Done."), saver)
-        with pytest.raises(ProviderRejected, match=TOO_LONG):
-            again.invoke({"messages": [HumanMessage(attempt)]}, config(THREAD))
-
-
-def finish(saver: BaseCheckpointSaver[Any]) -> WindowModel:
-    """One more turn; returns the model, which saw the history sent."""
-    model = window_model(WINDOW, "Done.")
-    out = deep_agent(model, saver).invoke({"messages": [HumanMessage("Finish.")]}, config(THREAD))
-    assert out["messages"][-1].content == "Done."
-    return model
 
 
 def rows(saver: BaseCheckpointSaver[Any], target: str) -> Any:
     if isinstance(saver, SqliteSaver):
         return sqlite_rows(Path(target.removeprefix("sqlite:///")))
     return postgres_rows(target)
-
-
-def test_it_runs_through_the_wrapper(target: tuple[Any, str]) -> None:
-    saver, _ = target
-    overflow(saver)
-    model = finish(PatchingCheckpointer(saver, policy=RepairPolicy(max_input_tokens=WINDOW)))
-    seen = model.received[-1]
-    assert tokens(seen) <= WINDOW and len(markers(seen)) == 1
-    assert seen[-1].content == "Finish."
 
 
 def test_it_runs_after_repair_with_the_plain_saver_and_undo_restores_it(

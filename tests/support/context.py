@@ -21,6 +21,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
+from langgraph_checkpoint_repair import RepairPolicy
 from langgraph_checkpoint_repair.engine import MARKER_KEY
 from tests.support.fakes import ProviderRejected, window_model
 from tests.support.seeding import config
@@ -101,3 +102,11 @@ async def overflow(store: Store, thread_id: str) -> None:
     again = reading_agent(window_model(WINDOW, "Done."), store.saver)
     with pytest.raises(ProviderRejected, match=TOO_LONG):
         await store.invoke(again, {"messages": [HumanMessage("Go on.")]}, config(thread_id))
+
+
+POLICY = RepairPolicy(max_input_tokens=WINDOW)
+"""The budget of the model's window, as the wrapper and the batch job are given it."""
+
+
+def as_dicts(messages: list[BaseMessage]) -> list[dict[str, Any]]:
+    return [m.model_dump() for m in messages]
