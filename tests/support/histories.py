@@ -1,10 +1,12 @@
-"""Small builders for named test histories."""
+"""Small builders for named test histories, and what a history holds."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 
 def human(text: str, id: str | None = None) -> HumanMessage:
@@ -22,3 +24,12 @@ def ai(id: str, *call_ids: str, invalid: tuple[str, ...] = (), text: str = "") -
 
 def tool(call_id: str, text: str | None = None, id: str | None = None) -> ToolMessage:
     return ToolMessage(text or f"result {call_id}", tool_call_id=call_id, id=id or f"r-{call_id}")
+
+
+def results(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    return [m for m in messages if isinstance(m, ToolMessage)]
+
+
+def holds(messages: Sequence[BaseMessage], text: str) -> bool:
+    """Whether any field of any message holds `text`."""
+    return any(text in json.dumps(m.model_dump(), default=str) for m in messages)

@@ -1,9 +1,8 @@
-"""Real threads bricked by content: a tool that returned a screenshot over Anthropic's
-5 MB limit, an image in a tool result for OpenAI Chat Completions, a 1.2 MB tool
-output. Every later run fails with the provider's error until the wrapper with the
-policy, or the batch job, repairs it; no copy of the removed bytes is written, and
-undo brings them back exactly. Real graphs, agents and savers; only the chat model
-is a fake (it checks its input with the provider's LangChain converter)."""
+"""Real threads bricked by content, repaired from the command line: a screenshot over
+Anthropic's 5 MB limit, an image in a tool result for OpenAI Chat Completions, a 1.2 MB
+tool output. No copy of the removed bytes is written, undo brings them back exactly,
+`show` and `scan --list` name the image without its bytes. Real graphs, agents and
+savers; only the chat model is a fake."""
 
 from __future__ import annotations
 
@@ -12,192 +11,36 @@ import contextlib
 import io
 import json
 import sqlite3
-import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import tool
 from langchain_openai.chat_models.base import _construct_responses_api_input
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.prebuilt import create_react_agent
 from PIL import Image
 
-from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy
 from langgraph_checkpoint_repair.cli import main
-from tests.support.agents import ToolBox, thread
-from tests.support.batch_runs import head_messages, run_repair, run_undo
-from tests.support.claude_model import AnthropicBadRequest
+from tests.support import media_threads
+from tests.support.agents import thread
+from tests.support.batch_runs import head_messages
 from tests.support.cli_runs import last_json, run_cli
-from tests.support.fakes import CheckingModel
-from tests.support.media import ANTHROPIC_LIMIT, MB, b64, png_bytes
+from tests.support.histories import holds, results
+from tests.support.media import ANTHROPIC_LIMIT, MB
 from tests.support.media_model import OpenAIBadRequest, media_claude, openai_chat
-from tests.support.needs import needs_delta
+from tests.support.media_threads import CALL_ID, SHOT, URL, Payload, agent, brick, screenshot_tool
 from tests.support.stores import Store
 
-ANTHROPIC = RepairPolicy(provider="anthropic")
-TOO_BIG = (
-    r"messages\.2\.content\.0\.content\.1\.image\.source\.base64: "
-    r"image exceeds 5 MB maximum: \d+ bytes > 5242880 bytes"
-)
+big = media_threads.big  # the fixtures: a screenshot over Anthropic's limit, and a small one
+small = media_threads.small
 NOT_TEXT = r"Invalid value: 'image_url'\. Supported values are: 'text'\."
-URL = "https://example.com"
-CALL_ID = "toolu_01"
 
 
-@dataclass(frozen=True)
-class Payload:
-    """A real PNG and its base64 text, as a tool returned it."""
-
-    png: bytes
-    data: str
-
-    @property
-    def slice(self) -> str:
-        """200 characters from the middle of the base64: found only where a copy is."""
-        middle = len(self.data) // 2
-        return self.data[middle : middle + 200]
-
-    @property
-    def placeholder(self) -> str:
-        """The text block that takes the image's place for Claude."""
-        return (
-            f"[image removed: image/png, {len(self.png) / MB:.1f} MB; over the anthropic "
-            f"limit of 5.0 MB, {len(self.data) / MB:.1f} MB as base64]"
-        )
-
-
-@pytest.fixture(scope="module")
-def big() -> Payload:
-    """A 1200x1200 noise PNG: about 4.1 MB, 5.5 MB as base64 (over Anthropic's 5 MB)."""
-    png = png_bytes(1200, 1200, noise=True)
-    payload = Payload(png, b64(png))
-    assert len(payload.data) > ANTHROPIC_LIMIT
-    return payload
-
-
-@pytest.fixture(scope="module")
-def small() -> Payload:
-    png = png_bytes(64, 48, noise=True)
-    assert 1024 < len(png) < 1024 * 1024
-    return Payload(png, b64(png))
-
-
-def screenshot_tool(payload: Payload) -> BaseTool:
-    """A browser tool, as MCP tools return images: the picture in the content and its
-    bytes again in the artifact."""
-
-    @tool(response_format="content_and_artifact")
-    def screenshot(url: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """Take a screenshot of a web page."""
-        image = {"type": "image", "base64": payload.data, "mime_type": "image/png"}
-        return [{"type": "text", "text": f"Screenshot of {url}"}, image], {
-            "png_base64": payload.data,
-            "url": url,
-        }
-
-    return screenshot
-
-
-SHOT = AIMessage(
-    "",
-    id="ai-shot",
-    tool_calls=[{"name": "screenshot", "args": {"url": URL}, "id": CALL_ID}],
-)
-
-
-def agent(model: CheckingModel, saver: Any, tools: Sequence[BaseTool]) -> CompiledStateGraph[Any]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return create_react_agent(model, list(tools), checkpointer=saver)
-
-
-async def brick(store: Store, payload: Payload) -> Any:
-    """The agent takes a screenshot; Claude refuses the next call, and the one after."""
-    config = thread()
-    tools = [screenshot_tool(payload)]
-    first = agent(media_claude(SHOT, "unused"), store.saver, tools)
-    ask = {"messages": [HumanMessage(f"What is on {URL}?", id="h1")]}
-    with pytest.raises(AnthropicBadRequest, match=TOO_BIG):
-        await store.invoke(first, ask, config)
-    again = {"messages": [HumanMessage("Hello?", id="h2")]}
-    with pytest.raises(AnthropicBadRequest, match=TOO_BIG):
-        await store.invoke(agent(media_claude("unused"), store.saver, tools), again, config)
-    return config
-
-
-def results(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
-    return [m for m in messages if isinstance(m, ToolMessage)]
-
-
-def holds(messages: Sequence[BaseMessage], text: str) -> bool:
-    """Whether any field of any message holds `text`."""
-    return any(text in json.dumps(m.model_dump(), default=str) for m in messages)
-
-
-# 1. The wrapper, on every saver.
-
-
-async def test_every_later_run_fails_until_the_wrapper_loads_the_thread(
-    store: Store, big: Payload
-) -> None:
-    config = await brick(store, big)
-    tools = [screenshot_tool(big)]
-    later = {"messages": [HumanMessage("Are you there?", id="h3")]}
-    with pytest.raises(AnthropicBadRequest, match=TOO_BIG):
-        await store.invoke(agent(media_claude("unused"), store.saver, tools), later, config)
-    plain = PatchingCheckpointer(store.saver)  # pairing alone: the history is well paired
-    with pytest.raises(AnthropicBadRequest, match=TOO_BIG):
-        await store.invoke(agent(media_claude("unused"), plain, tools), later, config)
-
-    model = media_claude("It shows the Example Domain page.")
-    wrapper = PatchingCheckpointer(store.saver, policy=ANTHROPIC)
-    question = {"messages": [HumanMessage("What did you see?", id="h4")]}
-    out = await store.invoke(agent(model, wrapper, tools), question, config)
-    assert out["messages"][-1].content == "It shows the Example Domain page."
-    (seen,) = results(model.received[-1])
-    assert seen.content == [
-        {"type": "text", "text": f"Screenshot of {URL}"},
-        {"type": "text", "text": big.placeholder},
-    ]
-    assert (seen.tool_call_id, seen.name, seen.status) == (CALL_ID, "screenshot", "success")
-    assert seen.artifact == {"png_base64": "[removed]", "url": URL}
-    assert not holds(model.received[-1], big.slice)
-
-    # The run stored the history it ran on: the raw saver runs the thread too.
-    raw = await head_messages(store, config["configurable"]["thread_id"])
-    assert not holds(raw, big.slice)
-    bye = {"messages": [HumanMessage("Thanks!", id="h5")]}
-    done = await store.invoke(agent(media_claude("Bye."), store.saver, tools), bye, config)
-    assert done["messages"][-1].content == "Bye."
-
-
-async def test_the_wrapper_runs_the_thread_right_after_the_failed_call(big: Payload) -> None:
-    """The tool returned the screenshot and the very next model call failed: the head
-    is [human, ai(call), tool(image)] with the agent node due. A new message (or a
-    retry) through the wrapper must not send the image again."""
-    store = Store(InMemorySaver(), is_async=False)
-    config = thread()
-    tools = [screenshot_tool(big)]
-    ask = {"messages": [HumanMessage(f"What is on {URL}?", id="h1")]}
-    with pytest.raises(AnthropicBadRequest, match=TOO_BIG):
-        await store.invoke(agent(media_claude(SHOT, "unused"), store.saver, tools), ask, config)
-    wrapper = PatchingCheckpointer(store.saver, policy=ANTHROPIC)
-    model = media_claude("It shows the Example Domain page.")
-    out = await store.invoke(
-        agent(model, wrapper, tools), {"messages": [HumanMessage("And?", id="h2")]}, config
-    )
-    assert out["messages"][-1].content == "It shows the Example Domain page."
-
-
-# 2. The batch job in a real process, on SQLite and PostgreSQL.
+# 1. The command line repairs in a real process, on SQLite and PostgreSQL.
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -386,7 +229,7 @@ async def test_the_command_line_repairs_without_a_copy_and_undo_restores_the_byt
     assert not holds(model.received[-1], big.slice)
 
 
-# 3. media=downscale: the image stays, re-encoded within the limit.
+# 2. media=downscale: the image stays, re-encoded within the limit.
 
 
 @pytest.fixture
@@ -435,7 +278,7 @@ async def test_downscale_stores_a_smaller_png_claude_takes(
     assert seen.content[1] == image
 
 
-# 4. max_result_chars: a 1.2 MB tool output cut to its head and tail.
+# 3. max_result_chars: a 1.2 MB tool output cut to its head and tail.
 
 
 LOG_LINES = 40_000
@@ -484,7 +327,7 @@ async def test_max_result_chars_cuts_a_huge_tool_result_and_the_thread_goes_on(
     assert again["threads_needing_repair"] == 0
 
 
-# 5. show and scan --list: kind, type and size, never the bytes.
+# 4. show and scan --list: kind, type and size, never the bytes.
 
 
 async def test_show_and_scan_list_name_the_image_without_its_bytes(
@@ -531,7 +374,7 @@ async def test_show_and_scan_list_name_the_image_without_its_bytes(
     assert plain.stdout.strip() == ""
 
 
-# 6. OpenAI Chat Completions takes no image in a tool result; the Responses API does.
+# 5. OpenAI Chat Completions takes no image in a tool result; the Responses API does.
 
 
 async def test_openai_chat_gets_the_image_out_of_the_tool_result_responses_keeps_it(
@@ -568,61 +411,3 @@ async def test_openai_chat_gets_the_image_out_of_the_tool_result_responses_keeps
     question = {"messages": [HumanMessage("What did you see?", id="h3")]}
     out = await store.invoke(agent(model, store.saver, tools), question, config)
     assert out["messages"][-1].content == "It shows the Example Domain page."
-
-
-# 7. A deep agent whose `messages` is a delta channel.
-
-
-class ScreenshotBox(ToolBox):
-    """The deep agent's tools: the browser's screenshot."""
-
-    def __init__(self, payload: Payload) -> None:
-        super().__init__()
-        self.payload = payload
-
-    @property
-    def all(self) -> list[BaseTool]:
-        return [screenshot_tool(self.payload)]
-
-
-@needs_delta
-async def test_a_deep_agent_thread_is_loaded_fixed_repaired_and_restored(
-    store: Store, big: Payload
-) -> None:
-    from tests.support.delta_agents import deep_agent
-
-    box = ScreenshotBox(big)
-    config = thread()
-    ask = {"messages": [HumanMessage(f"What is on {URL}?", id="h1")]}
-    with pytest.raises(AnthropicBadRequest, match=TOO_BIG):
-        await store.invoke(deep_agent(media_claude(SHOT, "unused"), box, store.saver), ask, config)
-    again = {"messages": [HumanMessage("Hello?", id="h2")]}
-    with pytest.raises(AnthropicBadRequest, match=TOO_BIG):
-        await store.invoke(deep_agent(media_claude("unused"), box, store.saver), again, config)
-    plain = deep_agent(media_claude(), box, store.saver)
-    before = (await store.get_state(plain, config)).values["messages"]
-    assert results(before)[0].content[1]["base64"] == big.data  # type: ignore[index]
-
-    wrapper = PatchingCheckpointer(store.saver, policy=ANTHROPIC)
-    loaded = await store.get_state(deep_agent(media_claude(), box, wrapper), config)
-    (fixed,) = results(loaded.values["messages"])
-    assert fixed.content[1] == {"type": "text", "text": big.placeholder}
-    assert not holds(loaded.values["messages"], big.slice)
-
-    report = await run_repair(store, policy=ANTHROPIC)
-    assert (report.threads_repaired, report.actions) == (1, {"media_removed": 1})
-    repaired = (await store.get_state(plain, config)).values["messages"]
-    assert [m.id for m in repaired] == [m.id for m in before]
-    assert not holds(repaired, big.slice)
-
-    undone = await run_undo(store, report.run_id)
-    assert (undone.threads_restored, undone.threads_skipped) == (1, 0)
-    restored = (await store.get_state(plain, config)).values["messages"]
-    assert [m.model_dump() for m in restored] == [m.model_dump() for m in before]
-
-    assert (await run_repair(store, policy=ANTHROPIC)).threads_repaired == 1
-    model = media_claude("It shows the Example Domain page.")
-    question = {"messages": [HumanMessage("What did you see?", id="h3")]}
-    out = await store.invoke(deep_agent(model, box, store.saver), question, config)
-    assert out["messages"][-1].content == "It shows the Example Domain page."
-    assert not holds(model.received[-1], big.slice)
