@@ -9,7 +9,7 @@ import subprocess
 import sys
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
@@ -24,17 +24,21 @@ from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.stores.ids import id_after
 from langgraph_checkpoint_repair.stores.plan import RUN_KEY
 from langgraph_checkpoint_repair.stores.postgres.base import claim_key
-from tests.checkpointer.test_checkpointer_state import chat_graph
+from tests.support.agents import chat_graph
 from tests.support.batch_runs import head_messages, run_repair
 from tests.support.oracle import assert_valid
-from tests.support.seeding import SUBGRAPH_HISTORY, config, put_in_namespace, seed
-from tests.support.stores import Store
+from tests.support.seeding import (
+    BROKEN_THREADS,
+    config,
+    seed,
+    seed_broken,
+)
+from tests.support.stores import Store, cli_store
 
 APP_MESSAGE = "me again"
 
@@ -156,31 +160,6 @@ async def test_an_application_write_in_the_window_stays_the_head(
     repaired = await head_messages(store, racer)
     assert_valid(repaired)
     assert APP_MESSAGE in [m.content for m in repaired]
-
-
-BROKEN_THREADS = 300
-
-
-@contextlib.contextmanager
-def cli_store(kind: str, request: pytest.FixtureRequest) -> Iterator[tuple[str, Store]]:
-    """A real store as the CLI names it, and the same store for seeding and checking."""
-    if kind == "postgres":
-        uri = request.getfixturevalue("pg_uri")
-        with PostgresSaver.from_conn_string(uri) as saver:
-            saver.setup()
-            yield uri, Store(saver, is_async=False)
-    else:
-        path = request.getfixturevalue("tmp_path") / "threads.sqlite"
-        with SqliteSaver.from_conn_string(str(path)) as sqlite:
-            yield f"sqlite:///{path}", Store(sqlite, is_async=False)
-
-
-async def seed_broken(store: Store, count: int) -> list[str]:
-    """`count` threads whose head has a call answered by nothing."""
-    thread_ids = [f"race-{n:04}" for n in range(count)]
-    for thread_id in thread_ids:
-        await put_in_namespace(store, thread_id, "", SUBGRAPH_HISTORY)
-    return thread_ids
 
 
 def repair_command(target: str) -> list[str]:

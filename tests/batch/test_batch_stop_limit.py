@@ -13,8 +13,8 @@ from langgraph.checkpoint.postgres import PostgresSaver
 
 from langgraph_checkpoint_repair.stores.plan import RUN_KEY
 from langgraph_checkpoint_repair.stores.postgres.base import claim_key
-from tests.batch.test_batch_races import seed_broken
 from tests.support.batch_runs import run_repair
+from tests.support.seeding import seed_broken
 from tests.support.stores import Store
 
 THREADS = 5

@@ -25,15 +25,21 @@ from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.delta import COUNTERS_KEY, is_snapshot
 from langgraph_checkpoint_repair.stores import Selection, store_for
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
-from tests.checkpointer.test_delta_checkpointer import VALID_UPDATES, brick_delta_agent, messages_of
-from tests.stores.test_batch_postgres import encrypted, postgres
 from tests.support.agents import ToolBox, synthetic_results
 from tests.support.batch_runs import all_checkpoints, run_repair, run_undo
 from tests.support.cloning import clone_name, clone_postgres, clone_sqlite
-from tests.support.delta_agents import deep_agent, delta_agent, delta_chat
+from tests.support.delta_agents import (
+    VALID_UPDATES,
+    brick_delta_agent,
+    deep_agent,
+    delta_agent,
+    delta_chat,
+    messages_of,
+)
 from tests.support.fakes import ProviderRejected, calls, model
 from tests.support.histories import ai, human, tool
 from tests.support.oracle import assert_valid, violations
+from tests.support.postgres_threads import encrypted, postgres
 from tests.support.seeding import config
 from tests.support.stores import Store
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 
-from tests.stores.test_shards import many_store, saver_on
 from tests.support.cli_runs import (
     last_json,
     repairs_per_thread_postgres,
@@ -14,6 +13,7 @@ from tests.support.cli_runs import (
     start_cli,
     wait_for_first_repair,
 )
+from tests.support.postgres_threads import many_store, saver_on
 
 SHARDS = 8
 KILLED = (1, 4, 6)

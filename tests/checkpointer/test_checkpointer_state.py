@@ -9,8 +9,6 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 
 from langgraph_checkpoint_repair import (
     HistoryError,
@@ -18,7 +16,7 @@ from langgraph_checkpoint_repair import (
     RepairEvent,
     RepairPolicy,
 )
-from tests.support.agents import thread
+from tests.support.agents import chat_graph, thread
 from tests.support.histories import ai, human, tool
 from tests.support.oracle import assert_valid, violations
 from tests.support.stores import Store
@@ -32,15 +30,6 @@ BROKEN_HISTORIES: dict[str, list[BaseMessage]] = {
     "two_ai_in_a_row": [human("a"), ai("a1", "c1"), ai("a2", "c2"), tool("c2"), tool("c1")],
     "reused_ids": [human("a"), ai("a1", "call_0"), human("b"), ai("a2", "call_0"), tool("call_0")],
 }
-
-
-def chat_graph(saver: Any) -> CompiledStateGraph[Any]:
-    """A one-node chat graph: after an update as "chat", nothing is scheduled."""
-    builder = StateGraph(MessagesState)
-    builder.add_node("chat", lambda state: {"messages": [AIMessage("hi")]})
-    builder.add_edge(START, "chat")
-    builder.add_edge("chat", END)
-    return builder.compile(checkpointer=saver)
 
 
 def dump(messages: list[BaseMessage]) -> list[dict[str, Any]]:

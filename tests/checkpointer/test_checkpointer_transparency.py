@@ -24,13 +24,8 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph_checkpoint_repair import PatchingCheckpointer
 from langgraph_checkpoint_repair.checkpointer.saver import ALWAYS_DELEGATED as BASE_DELEGATED
 from langgraph_checkpoint_repair.checkpointer.saver import overrides
-from tests.checkpointer.test_checkpointer_state import (
-    BROKEN_HISTORIES,
-    chat_graph,
-    dump,
-    store_history,
-)
-from tests.support.agents import thread
+from tests.checkpointer.test_checkpointer_state import BROKEN_HISTORIES, dump, store_history
+from tests.support.agents import chat_graph, thread
 from tests.support.needs import needs_delta
 from tests.support.oracle import violations
 from tests.support.stores import Store

@@ -18,14 +18,23 @@ from langgraph.channels.delta import DeltaChannel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Overwrite
+from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from langgraph_checkpoint_repair import PatchingCheckpointer
 from langgraph_checkpoint_repair.delta import COUNTERS_KEY, is_snapshot
 from tests.support.agents import ToolBox, results_per_call, synthetic_results, thread
-from tests.support.delta_agents import REDUCERS, deep_agent, delta_agent, delta_chat
-from tests.support.fakes import ProviderModel, ProviderRejected, calls, model
+from tests.support.delta_agents import (
+    REDUCERS,
+    VALID_UPDATES,
+    brick_deep_agent_by_a_trim,
+    brick_delta_agent,
+    deep_agent,
+    delta_agent,
+    delta_chat,
+    messages_of,
+)
+from tests.support.fakes import ProviderRejected, calls, model
 from tests.support.histories import ai, human, tool
 from tests.support.oracle import assert_valid, violations
 from tests.support.stores import Store
@@ -35,27 +44,6 @@ async def history_of(store: Store, graph: CompiledStateGraph[Any], config: Any) 
     if store.is_async:
         return [s async for s in graph.aget_state_history(config)]
     return list(graph.get_state_history(config))
-
-
-async def messages_of(store: Store, graph: CompiledStateGraph[Any], config: Any) -> list[Any]:
-    return list((await store.get_state(graph, config)).values.get("messages", []))
-
-
-async def brick_delta_agent(store: Store, reducer: str, config: Any) -> None:
-    """Two clean turns (past a snapshot), then new input while interrupted before the tools."""
-    replies = model(
-        "Hello.", calls(("get_weather", "c1"), city="Oslo"), "Sunny.",
-        calls(("get_weather", "c2"), city="Rome"),
-    )  # fmt: skip
-    agent = delta_agent(replies, ToolBox(), store.saver, reducer=reducer, interrupt_before=None)
-    await store.invoke(agent, {"messages": [HumanMessage("Hi")]}, config)
-    await store.invoke(agent, {"messages": [HumanMessage("Weather in Oslo?")]}, config)
-    waiting = delta_agent(
-        replies, ToolBox(), store.saver, reducer=reducer, interrupt_before=["tools"]
-    )
-    await store.invoke(waiting, {"messages": [HumanMessage("And Rome?")]}, config)
-    with pytest.raises(ProviderRejected):
-        await store.invoke(waiting, {"messages": [HumanMessage("Never mind.")]}, config)
 
 
 @pytest.mark.parametrize("reducer", list(REDUCERS))
@@ -104,28 +92,6 @@ async def test_named_delta_channels_are_rebuilt_too(store: Store) -> None:
         model(), ToolBox(), PatchingCheckpointer(store.saver, channels=["messages"])
     )
     assert_valid(await messages_of(store, agent, config))
-
-
-VALID_UPDATES: dict[str, list[Any]] = {
-    "appends_across_snapshots": [
-        [human("a"), ai("a1", "c1"), tool("c1")],
-        [ai("a2", text="done")],
-        [human("b")],
-        [ai("a3", "c2"), tool("c2")],
-        [ai("a4", text="ok")],
-    ],
-    "remove_by_id_and_replace": [
-        [human("a"), ai("a1", text="draft")],
-        [RemoveMessage(id="a1")],
-        [ai("a1", text="final"), human("b")],
-        [ai("a2", text="ok")],
-    ],
-    "overwrite": [
-        [human("a"), ai("a1", text="x")],
-        Overwrite([human("b"), ai("b1", text="y")]),
-        [human("c")],
-    ],
-}
 
 
 @pytest.mark.parametrize("reducer", list(REDUCERS))
@@ -294,17 +260,6 @@ async def test_deep_agent_bricked_by_a_reused_call_id_after_approval_runs_again(
     assert result["messages"][-1].content == "Here is a joke."
     assert_valid(result["messages"])
     assert box.runs["get_weather"] == 1
-
-
-async def brick_deep_agent_by_a_trim(store: Store, config: Any, replies: ProviderModel) -> None:
-    """A turn, then a trim (deepagents' own `REMOVE_ALL_MESSAGES` form) that keeps a tool
-    result without its call: the provider rejects the next run, and every one after."""
-    agent = deep_agent(replies, ToolBox(), store.saver)
-    await store.invoke(agent, {"messages": [HumanMessage("Hi")]}, config)
-    trimmed = [RemoveMessage(id=REMOVE_ALL_MESSAGES), tool("zz"), human("after the trim")]
-    await store.update_state(agent, config, {"messages": trimmed}, "model")
-    with pytest.raises(ProviderRejected):
-        await store.invoke(agent, {"messages": [HumanMessage("Hello?")]}, config)
 
 
 async def test_deep_agent_with_an_orphan_result_kept_by_a_trim_runs_again(store: Store) -> None:

@@ -12,9 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.batch.test_batch_races import BROKEN_THREADS, cli_store, seed_broken
 from tests.support.cli_runs import last_json, run_cli, start_cli, wait_for_first_repair
-from tests.support.seeding import SUBGRAPH_HISTORY
+from tests.support.seeding import BROKEN_THREADS, SUBGRAPH_HISTORY, seed_broken
+from tests.support.stores import cli_store
 
 UNDOS_SQLITE = """
 SELECT thread_id, count(*) FROM checkpoints

@@ -6,36 +6,21 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from typing import Any
 
 import pytest
-from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from langgraph_checkpoint_repair.agents import RepairToolCallsMiddleware
 from tests.support.agents import ToolBox, results_per_call, synthetic_results, thread
 from tests.support.cancelling import cancel, tool_results
-from tests.support.fakes import ProviderModel, ProviderRejected, calls, model
+from tests.support.fakes import ProviderRejected, calls, model
+from tests.support.in_run_agents import agent
 from tests.support.oracle import assert_valid
 from tests.support.stores import Store
 
 ASK = {"messages": [HumanMessage("Weather in Paris?")]}
 CHANGE = {"messages": [HumanMessage("Never mind, tell me a joke.")]}
-
-
-def agent(
-    replies: ProviderModel, box: ToolBox, store: Store, *middleware: Any
-) -> CompiledStateGraph[Any]:
-    graph: CompiledStateGraph[Any] = create_agent(
-        replies,
-        box.all,
-        middleware=middleware,
-        checkpointer=store.saver,
-        interrupt_before=["tools"],
-    )
-    return graph
 
 
 @pytest.mark.parametrize("tool", ["get_weather", "ask_human"])

@@ -19,10 +19,16 @@ from typing_extensions import TypedDict
 
 from langgraph_checkpoint_repair import pre_model_hook
 from langgraph_checkpoint_repair.agents import RepairToolCallsMiddleware
-from tests.checkpointer.test_delta_checkpointer import brick_deep_agent_by_a_trim, messages_of
 from tests.support.agents import ToolBox, synthetic_results, thread
 from tests.support.cancelling import cancel
-from tests.support.delta_agents import REDUCERS, deep_agent, delta_agent, delta_chat
+from tests.support.delta_agents import (
+    REDUCERS,
+    brick_deep_agent_by_a_trim,
+    deep_agent,
+    delta_agent,
+    delta_chat,
+    messages_of,
+)
 from tests.support.fakes import calls, model
 from tests.support.oracle import assert_valid
 from tests.support.stores import Store

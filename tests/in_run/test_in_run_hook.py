@@ -3,41 +3,21 @@ message while interrupted runs on the first try, and the model sees a valid hist
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from langgraph_checkpoint_repair import RepairPolicy, pre_model_hook
+from langgraph_checkpoint_repair import RepairPolicy
 from tests.support.agents import ToolBox, results_per_call, synthetic_results, thread
-from tests.support.fakes import ProviderModel, calls, model
+from tests.support.fakes import calls, model
+from tests.support.in_run_agents import hooked_agent
 from tests.support.oracle import assert_valid
 from tests.support.stores import Store
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    from langgraph.prebuilt import create_react_agent
-
 ASK = {"messages": [HumanMessage("Weather in Paris?")]}
 CHANGE = {"messages": [HumanMessage("Never mind, tell me a joke.")]}
-
-
-def hooked_agent(
-    replies: ProviderModel, box: ToolBox, store: Store, version: Any, **hook: Any
-) -> CompiledStateGraph[Any]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return create_react_agent(
-            replies,
-            box.all,
-            checkpointer=store.saver,
-            version=version,
-            interrupt_before=["tools"],
-            pre_model_hook=pre_model_hook(**hook),
-        )
 
 
 async def stored_values(store: Store, config: Any) -> dict[str, Any]:

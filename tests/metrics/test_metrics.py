@@ -25,13 +25,11 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from langgraph_checkpoint_repair import PatchingCheckpointer
 from langgraph_checkpoint_repair.agents import RepairToolCallsMiddleware
 from langgraph_checkpoint_repair.metrics import ACTIONS, METER, REPAIRS
-from tests.checkpointer.test_checkpointer_state import chat_graph
-from tests.in_run.test_agents_middleware import agent
-from tests.in_run.test_in_run_hook import hooked_agent
-from tests.support.agents import ToolBox, thread
+from tests.support.agents import ToolBox, chat_graph, thread
 from tests.support.batch_runs import run_repair
 from tests.support.fakes import calls, model
 from tests.support.histories import ai, human, tool
+from tests.support.in_run_agents import agent, hooked_agent
 from tests.support.seeding import brick, config, seed
 from tests.support.stores import Store, open_store
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from tests.stores.test_shards import BROKEN, CLEAN, put_chain, saver_on
 from tests.support.cli_runs import (
     last_json,
     repairs_per_thread_postgres,
@@ -15,6 +14,7 @@ from tests.support.cli_runs import (
     wait_for_first_repair,
 )
 from tests.support.many_threads import multiply
+from tests.support.postgres_threads import BROKEN, CLEAN, put_chain, saver_on
 from tests.support.tcp_relay import Relay
 
 LOST = "langgraph-repair: error: lost the database: "

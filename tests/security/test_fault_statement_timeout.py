@@ -12,10 +12,10 @@ from urllib.parse import quote, urlsplit
 import psycopg
 import pytest
 
-from tests.stores.test_shards import BROKEN, put_chain, saver_on
 from tests.support.cli_runs import repairs_per_thread_postgres, run_cli
 from tests.support.factories import POSTGRES_ENV
 from tests.support.many_threads import multiply
+from tests.support.postgres_threads import BROKEN, put_chain, saver_on
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from tests.checkpointer.test_checkpointer_state import chat_graph
+from tests.support.agents import chat_graph
 from tests.support.cli_runs import (
     last_json,
     repairs_per_thread_postgres,

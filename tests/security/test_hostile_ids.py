@@ -9,7 +9,7 @@ from pathlib import Path
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from tests.checkpointer.test_checkpointer_state import chat_graph
+from tests.support.agents import chat_graph
 from tests.support.cli_runs import run_cli
 from tests.support.histories import ai, human
 from tests.support.seeding import config

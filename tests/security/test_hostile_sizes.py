@@ -22,7 +22,7 @@ from langgraph_checkpoint_repair.batch import preview_thread, repair_threads
 from langgraph_checkpoint_repair.batch.preview import ThreadPreview
 from langgraph_checkpoint_repair.cli.show import CALLS_SHOWN, print_preview
 from langgraph_checkpoint_repair.stores.plain import plain_history_is_clean
-from tests.checkpointer.test_checkpointer_state import chat_graph
+from tests.support.agents import chat_graph
 from tests.support.seeding import config
 
 CALLS = 30_000

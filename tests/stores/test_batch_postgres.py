@@ -3,31 +3,17 @@ serde alike), shards, the audit tables and their migrations."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
-from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
-from psycopg.rows import dict_row
 
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.stores import Selection, store_for
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
 from tests.support.batch_runs import run_repair
+from tests.support.postgres_threads import encrypted, postgres
 from tests.support.seeding import brick, seed
-from tests.support.stores import Store
-
-
-@contextlib.contextmanager
-def postgres(uri: str, serde: Any = None) -> Iterator[Store]:
-    with psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
-        saver = PostgresSaver(conn, serde=serde)
-        saver.setup()
-        yield Store(saver, is_async=False)
-
 
 ALL_TABLES = [
     "checkpoints",
@@ -47,10 +33,6 @@ SELECT run_id, command, arguments, finished_at IS NOT NULL, summary FROM langgra
 THREADS_SQL = """
 SELECT thread_id, checkpoint_ns, source_checkpoint_id, repair_checkpoint_id, actions
 FROM langgraph_repair_threads"""
-
-
-def encrypted() -> EncryptedSerializer:
-    return EncryptedSerializer.from_pycryptodome_aes(key=b"0123456789abcdef")
 
 
 def rows(uri: str, query: str) -> list[tuple[Any, ...]]:

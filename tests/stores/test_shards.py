@@ -3,52 +3,21 @@ the same in every process and on every rerun, each shard reading only its part."
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from typing import Any
-
 import psycopg
 import pytest
-from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from psycopg.rows import dict_row
 
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.stores import Selection, astore_for, store_for
 from tests.support.cli_runs import last_json, run_cli
-from tests.support.histories import ai, human
-from tests.support.many_threads import multiply
+from tests.support.postgres_threads import BROKEN, CLEAN, many_store, put_chain, saver_on
 from tests.support.read_counts import Reads, flush, reads
-from tests.support.seeding import config, seed
-from tests.support.stores import Store
 
 SHARD_COUNTS = [1, 2, 3, 8]
-BROKEN = [human("a"), ai("a1", "c1"), human("b")]
-CLEAN = [human("a"), ai("a1", text="hello")]
 ODD_IDS = ["", " ", "a", "A", "a b", "é", "e", "日本語", "🙂", "z", "Zed", "~", "thread-07"]
 
 HeadSet = set[tuple[str, str]]
-
-
-@contextlib.contextmanager
-def saver_on(uri: str) -> Iterator[PostgresSaver]:
-    with psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
-        saver = PostgresSaver(conn)
-        saver.setup()
-        yield saver
-
-
-def put_chain(saver: PostgresSaver, thread_id: str, ns: str, messages: list[Any]) -> None:
-    """A first checkpoint (no parent) and a head on it, as a graph leaves a thread."""
-    parent: Any = config(thread_id, ns)
-    for step, values in enumerate(([], messages)):
-        checkpoint = empty_checkpoint()
-        version = saver.get_next_version(None, None)
-        checkpoint["channel_values"] = {"messages": values}
-        checkpoint["channel_versions"] = {"messages": version}
-        metadata: Any = {"source": "loop", "step": step}
-        parent = saver.put(parent, checkpoint, metadata, {"messages": version})
 
 
 def heads(saver: PostgresSaver, selection: Selection) -> HeadSet:
@@ -73,13 +42,6 @@ def odd_store(saver: PostgresSaver) -> None:
     for thread_id in ("", "a", "日本語"):  # subgraphs: more heads of the same threads
         put_chain(saver, thread_id, "researcher:1", BROKEN)
         put_chain(saver, thread_id, "researcher:1|writer:2", CLEAN)
-
-
-async def many_store(uri: str, saver: PostgresSaver, copies: int) -> list[str]:
-    """Real threads of every kind (a subgraph's among them), copied on the server."""
-    seeded = await seed(Store(saver, is_async=False))
-    threads = [t for kind in seeded.threads.values() for t in kind]
-    return multiply(uri, threads, copies)
 
 
 @pytest.mark.parametrize("kind", ["empty", "fewer_than_shards", "odd_ids", "many"])

@@ -1,4 +1,5 @@
-"""Real LangGraph agents for the integration tests: tools that count their runs."""
+"""Real LangGraph agents and graphs for the integration tests: tools that count their runs,
+and a one-node chat graph."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import warnings
 from collections import Counter
 from typing import Any, Literal
 
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -123,3 +124,12 @@ def results_per_call(messages: list[BaseMessage]) -> Counter[str]:
 
 def synthetic_results(messages: list[BaseMessage]) -> list[ToolMessage]:
     return [m for m in messages if isinstance(m, ToolMessage) and is_synthetic(m)]
+
+
+def chat_graph(saver: Any) -> CompiledStateGraph[Any]:
+    """A one-node chat graph: after an update as "chat", nothing is scheduled."""
+    builder = StateGraph(MessagesState)
+    builder.add_node("chat", lambda state: {"messages": [AIMessage("hi")]})
+    builder.add_edge(START, "chat")
+    builder.add_edge("chat", END)
+    return builder.compile(checkpointer=saver)

@@ -26,7 +26,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from tests.checkpointer.test_checkpointer_state import chat_graph
+from tests.support.agents import chat_graph
 from tests.support.seeding import config
 
 LATENCY = 0.02

@@ -10,8 +10,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 
-from tests.checkpointer.test_checkpointer_state import chat_graph
-from tests.support.agents import ToolBox, react_agent
+from tests.support.agents import ToolBox, chat_graph, react_agent
 from tests.support.fakes import calls, model
 from tests.support.histories import ai, human, tool
 from tests.support.stores import Store
@@ -92,3 +91,14 @@ async def put_in_namespace(store: Store, thread_id: str, ns: str, messages: list
         await saver.aput(*args)
     else:
         saver.put(*args)
+
+
+BROKEN_THREADS = 300
+
+
+async def seed_broken(store: Store, count: int) -> list[str]:
+    """`count` threads whose head has a call answered by nothing."""
+    thread_ids = [f"race-{n:04}" for n in range(count)]
+    for thread_id in thread_ids:
+        await put_in_namespace(store, thread_id, "", SUBGRAPH_HISTORY)
+    return thread_ids

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,3 +102,17 @@ async def open_store(
                 apg = await astack.enter_async_context(AsyncPostgresSaver.from_conn_string(uri))
             await apg.setup()
             yield Store(apg, is_async=True)
+
+
+@contextlib.contextmanager
+def cli_store(kind: str, request: pytest.FixtureRequest) -> Iterator[tuple[str, Store]]:
+    """A real store as the CLI names it, and the same store for seeding and checking."""
+    if kind == "postgres":
+        uri = request.getfixturevalue("pg_uri")
+        with PostgresSaver.from_conn_string(uri) as saver:
+            saver.setup()
+            yield uri, Store(saver, is_async=False)
+    else:
+        path = request.getfixturevalue("tmp_path") / "threads.sqlite"
+        with SqliteSaver.from_conn_string(str(path)) as sqlite:
+            yield f"sqlite:///{path}", Store(sqlite, is_async=False)
