@@ -19,7 +19,7 @@ def check_postgres(uri: str, create: bool) -> None:
     with needs_extra("postgres"):
         import psycopg
 
-        from ..stores.postgres import privileges
+        from . import privileges
 
     try:
         with psycopg.connect(uri, connect_timeout=10, autocommit=True) as conn:

@@ -15,6 +15,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
+from ...targets import privileges
 from ...targets.redact import scrubbed
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import AsyncGenericStore
@@ -22,7 +23,7 @@ from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
 from . import base as sql
-from . import privileges, shards
+from . import shards
 
 
 class AsyncPostgresStore(AsyncGenericStore):
