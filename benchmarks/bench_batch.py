@@ -205,9 +205,11 @@ def floor_ratios(uri: str, scan_once: Callable[[], Any]) -> tuple[float, float]:
     return statistics.median(text_ratios), statistics.median(binary_ratios)
 
 
-def scan(saver: PostgresSaver) -> Any:
+def scan(saver: PostgresSaver, **settings: Any) -> Any:
     """`langgraph-repair scan`: a dry run that looks at every head now."""
-    return repair_threads(saver, dry_run=True, min_idle=timedelta(0), concurrency=SCAN_WORKERS)
+    return repair_threads(
+        saver, dry_run=True, min_idle=timedelta(0), concurrency=SCAN_WORKERS, **settings
+    )
 
 
 def scan_saver(uri: str) -> Any:
@@ -223,10 +225,10 @@ def repair_saver(uri: str) -> Any:
     return open_saver(uri, pool_size=SCAN_WORKERS + 1, gentle=True, serde=StrictSerializer())
 
 
-def peak_scan_memory(uri: str) -> int:
+def peak_scan_memory(uri: str, **settings: Any) -> int:
     with scan_saver(uri) as saver:
         tracemalloc.start()
-        scan(saver)
+        scan(saver, **settings)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     return peak

@@ -36,6 +36,10 @@ class RunOptions:
     policy: RepairPolicy = DEFAULT_POLICY
     max_writes_per_second: float | None = None
     page_size: int = PAGE_SIZE
+    max_reported_threads: int | None = None
+    """Keep at most this many broken heads in the report's `threads` (the first by thread
+    id; the rest are counted in `threads_not_listed`), so a run's memory stays flat on a
+    store of millions; None keeps every one."""
     run_id: str = field(default_factory=new_run_id)
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
@@ -57,6 +61,8 @@ class RunOptions:
         if self.limit is not None:
             checks.whole("limit", self.limit, 0)
         checks.rate(self.max_writes_per_second)
+        if self.max_reported_threads is not None:
+            checks.whole("max_reported_threads", self.max_reported_threads, 0)
 
     @property
     def idle(self) -> timedelta:

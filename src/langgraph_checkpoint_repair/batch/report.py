@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections import Counter
 from collections.abc import Iterable
@@ -88,6 +89,10 @@ class RunReport:
     actions: Counter[str] = field(default_factory=Counter)
     errors: list[dict[str, str]] = field(default_factory=list)
     threads: list[ThreadReport] = field(default_factory=list)
+    max_threads: int | None = None
+    """At most this many `threads` kept, the first by (thread id, namespace); None: all."""
+    threads_not_listed: int = 0
+    """Broken heads counted above but left out of `threads` (over `max_threads`)."""
     stopped: bool = False
     """The run was asked to stop (a signal) before it saw every thread."""
     channels_seen: set[str] = field(default_factory=set)
@@ -128,7 +133,17 @@ class RunReport:
                     self.checkpoints_written += 1
             report = ThreadReport.of(assessment, outcome)
             report.repair_checkpoint_id = written
+            self._keep(report)
+
+    def _keep(self, report: ThreadReport) -> None:
+        """Append, or with `max_threads` keep the first ones in order (memory stays flat)."""
+        if self.max_threads is None:
             self.threads.append(report)
+            return
+        bisect.insort(self.threads, report, key=thread_order)
+        if len(self.threads) > self.max_threads:
+            self.threads.pop()
+            self.threads_not_listed += 1
 
     def saw(self, channels: Iterable[str]) -> None:
         with self._lock:
@@ -160,6 +175,11 @@ class RunReport:
             ),
             **({"stopped": True} if self.stopped else {}),
         }
+
+
+def thread_order(report: ThreadReport) -> tuple[str, str]:
+    """The order reports are listed in: by thread id, then namespace."""
+    return (report.thread_id, report.checkpoint_ns)
 
 
 @dataclass

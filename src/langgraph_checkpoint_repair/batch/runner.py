@@ -92,7 +92,9 @@ class _Run:
         self.options = options
         self.command = command
         self.on_progress = on_progress or (lambda report: None)
-        self.report = RunReport(options.run_id, options.dry_run)
+        self.report = RunReport(
+            options.run_id, options.dry_run, max_threads=options.max_reported_threads
+        )
         self.quota = Quota(options.limit)
         self.stop = stop or threading.Event()
         self.pacer = Pacer(options.max_writes_per_second, self.stop)

@@ -231,7 +231,21 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         limit=args.limit,
         policy=build_policy(args.policy),
         max_writes_per_second=args.max_writes_per_second,
+        max_reported_threads=reported_threads(args),
     )
+
+
+TABLE_ROWS = 50
+"""Broken threads a table shows at most; `scan --list` and `scan --json` list every one."""
+
+
+def reported_threads(args: argparse.Namespace) -> int | None:
+    """How many broken heads the run keeps for its output: all that `scan --list` and
+    `scan --json` print, none for `repair --json` (it prints counts), else a table's worth,
+    so that the command's memory does not grow with the store."""
+    if args.command == "scan" and (args.json or getattr(args, "list", False)):
+        return None
+    return 0 if args.json else TABLE_ROWS
 
 
 def allowed_types(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:

@@ -29,6 +29,11 @@ def print_threads(report: RunReport, out: TextIO) -> None:
             )
         )
     print_table(rows, out, header=THREAD_COLUMNS)
+    if report.threads_not_listed:
+        where = "`scan --list` lists"
+        if not report.dry_run:
+            where = f"the audit of run {report.run_id} holds"
+        out.write(f"... and {report.threads_not_listed:,} more threads; {where} every one\n")
 
 
 def print_summary(report: RunReport, out: TextIO, title: str) -> None:
