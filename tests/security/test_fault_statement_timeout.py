@@ -1,7 +1,7 @@
 """A role whose `statement_timeout` is too low for a page of heads: the command says so
-in one line naming the setting (exit 2, nothing written), never a traceback. The
-command's own sessions set their limits (see `targets`), so the role's setting bites
-through a saver the application opened, from a `module:attr` factory."""
+in one line naming the setting (exit 2, nothing written), never a traceback, whether
+the store is a saver the application opened (a `module:attr` factory) or a URI the
+command opens: its sessions cap their time limits but keep an operator's lower ones."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from urllib.parse import quote, urlsplit
 import psycopg
 import pytest
 
+from langgraph_checkpoint_repair.targets import open_saver
+from langgraph_checkpoint_repair.targets.timeouts import GENTLE_SQL
 from tests.support.cli_runs import repairs_per_thread_postgres, run_cli
 from tests.support.factories import POSTGRES_ENV
 from tests.support.many_threads import multiply
@@ -34,19 +36,45 @@ def hurried_role(postgres_server: str) -> Iterator[str]:
         admin.execute(f"DROP ROLE {role}")
 
 
-def test_a_statement_timeout_too_low_is_named_in_one_line(hurried_role: str) -> None:
+@pytest.mark.parametrize("opened", ["factory", "uri"])
+def test_a_statement_timeout_too_low_is_named_in_one_line(hurried_role: str, opened: str) -> None:
     unhurried = hurried_role + quote(" -c statement_timeout=0")  # to seed the store
     with saver_on(unhurried) as saver:
         put_chain(saver, "bricked", "", BROKEN)
     multiply(unhurried, ["bricked"], 2000)
+    target = "tests.support.factories:postgres_saver" if opened == "factory" else hurried_role
     for command in ("scan", "repair"):  # a scan reads a page first; a repair checks first
-        done = run_cli(
-            command, "tests.support.factories:postgres_saver", "--min-idle", "0",
-            **{POSTGRES_ENV: hurried_role},
-        )  # fmt: skip
+        done = run_cli(command, target, "--min-idle", "0", **{POSTGRES_ENV: hurried_role})
         assert done.returncode == 2, done.stderr
         assert done.stderr.splitlines() == [
             "langgraph-repair: error: a statement ran too long (statement_timeout): "
             "canceling statement due to statement timeout"
         ]
     assert repairs_per_thread_postgres(unhurried) == {}
+
+
+TIME_LIMITS = (
+    "SELECT current_setting('lock_timeout') AS lock, current_setting('statement_timeout') AS run"
+)
+
+
+@pytest.mark.parametrize(
+    ("options", "session", "write"),
+    [
+        ("", ("2s", "1min"), ("2s", "30s")),
+        ("-c statement_timeout=5s", ("2s", "5s"), ("2s", "5s")),
+        ("-c lock_timeout=100ms -c statement_timeout=0", ("100ms", "1min"), ("100ms", "30s")),
+        ("-c statement_timeout=10min", ("2s", "1min"), ("2s", "30s")),
+    ],
+)
+def test_the_command_caps_its_time_limits_and_keeps_lower_ones(
+    pg_uri: str, options: str, session: tuple[str, str], write: tuple[str, str]
+) -> None:
+    uri = pg_uri + quote(f" {options}") if options else pg_uri
+    with saver_on(pg_uri):
+        pass  # LangGraph's tables
+    with open_saver(uri, gentle=True) as saver, saver.conn.connection() as conn:  # type: ignore[attr-defined]
+        assert conn.execute(TIME_LIMITS).fetchone() == {"lock": session[0], "run": session[1]}
+        with conn.transaction():
+            conn.execute(GENTLE_SQL)
+            assert conn.execute(TIME_LIMITS).fetchone() == {"lock": write[0], "run": write[1]}

@@ -12,6 +12,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from . import redact
 from .errors import TargetError, needs_extra
+from .timeouts import SESSION_TIMEOUTS_SQL
 
 
 def check_postgres(uri: str, create: bool) -> None:
@@ -36,7 +37,7 @@ def check_postgres(uri: str, create: bool) -> None:
         raise TargetError(problem)
 
 
-GENTLE_SETTINGS = ("SET lock_timeout = '2s'", "SET statement_timeout = '60s'")
+GENTLE_SETTINGS = (SESSION_TIMEOUTS_SQL,)
 READ_ONLY_SETTING = "SET default_transaction_read_only = on"
 POOL_TIMEOUT = 5.0
 """Seconds to wait for a pooled connection: past it the database is taken to be gone

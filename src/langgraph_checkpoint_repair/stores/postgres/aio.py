@@ -17,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from ...targets import privileges
 from ...targets.redact import scrubbed
+from ...targets.timeouts import GENTLE_SQL
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import AsyncGenericStore
 from ..look_helper import LookHelper
@@ -60,7 +61,7 @@ class AsyncPostgresStore(AsyncGenericStore):
 
     async def _write(self, query: str, params: Any) -> None:
         async with self._connection() as conn, conn.transaction():
-            await conn.execute(sql.GENTLE_SQL)
+            await conn.execute(GENTLE_SQL)
             await conn.execute(query, params)
 
     async def pages(self, selection: Selection) -> AsyncIterator[list[Head]]:
@@ -195,7 +196,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         self, planned: Planned, new: NewCheckpoint, audit_row: tuple[Any, ...] | None
     ) -> WriteOutcome:
         async with self._connection() as conn, conn.transaction():
-            await conn.execute(sql.GENTLE_SQL)
+            await conn.execute(GENTLE_SQL)
             moved = await self._claim(conn, planned, new)
             if moved is not None:
                 return moved

@@ -17,6 +17,7 @@ from psycopg_pool import ConnectionPool
 
 from ...targets import privileges
 from ...targets.redact import scrubbed
+from ...targets.timeouts import GENTLE_SQL
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import GenericStore
 from ..look_helper import LookHelper
@@ -58,7 +59,7 @@ class PostgresStore(GenericStore):
     def _write(self, query: str, params: Any) -> None:
         """A short transaction that gives up quickly rather than queue behind live traffic."""
         with self._connection() as conn, conn.transaction():
-            conn.execute(sql.GENTLE_SQL)
+            conn.execute(GENTLE_SQL)
             conn.execute(query, params)
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
@@ -188,7 +189,7 @@ class PostgresStore(GenericStore):
         self, planned: Planned, new: NewCheckpoint, audit_row: tuple[Any, ...] | None
     ) -> WriteOutcome:
         with self._connection() as conn, conn.transaction():
-            conn.execute(sql.GENTLE_SQL)
+            conn.execute(GENTLE_SQL)
             moved = self._claim(conn, planned, new)
             if moved is not None:
                 return moved

@@ -8,15 +8,15 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tests.cli_runs import (
+from tests.security.test_faults import LOST, SLOW, THREADS, error_lines, seed_bricked
+from tests.support.cli_runs import (
     last_json,
     repairs_per_thread_postgres,
     run_cli,
     start_cli,
     wait_for_first_repair,
 )
-from tests.postgres_cluster import own_cluster
-from tests.test_faults import LOST, SLOW, THREADS, error_lines, seed_bricked
+from tests.support.postgres_cluster import own_cluster
 
 AUDITED = "SELECT thread_id, repair_checkpoint_id FROM langgraph_repair_threads"
 WRITTEN = "SELECT thread_id, checkpoint_id FROM checkpoints WHERE metadata ? 'langgraph_repair_run'"

@@ -5,10 +5,10 @@ listed; `scan --list` and `scan --json` still list every one."""
 from __future__ import annotations
 
 from langgraph_checkpoint_repair.cli.arguments import TABLE_ROWS
-from tests.cli_runs import repairs_per_thread_postgres
-from tests.many_threads import multiply
-from tests.test_cli import last_json, run
-from tests.test_shards import BROKEN, put_chain, saver_on
+from tests.cli.test_cli import last_json, run
+from tests.support.cli_runs import repairs_per_thread_postgres
+from tests.support.many_threads import multiply
+from tests.support.postgres_threads import BROKEN, put_chain, saver_on
 
 COPIES = TABLE_ROWS + 9
 

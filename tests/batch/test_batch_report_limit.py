@@ -11,8 +11,8 @@ import pytest
 
 from langgraph_checkpoint_repair.batch import RunOptions, repair_threads
 from langgraph_checkpoint_repair.batch.report import thread_order
-from tests.many_threads import multiply
-from tests.test_shards import BROKEN, CLEAN, put_chain, saver_on
+from tests.support.many_threads import multiply
+from tests.support.postgres_threads import BROKEN, CLEAN, put_chain, saver_on
 
 COPIES = 40
 
