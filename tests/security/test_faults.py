@@ -5,9 +5,11 @@ of the test's own that the test cuts off (connections ended, new ones refused)."
 from __future__ import annotations
 
 import contextlib
+import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -74,26 +76,35 @@ def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("langgraph-repair: error")]
 
 
+def lost_after_writing(
+    process: subprocess.Popen[str], uri: str, lose: Callable[[], None]
+) -> dict[str, Any]:
+    """Once `process` (a slow `repair --json`) wrote its first repair, `lose` the
+    database: the run ends within seconds, exit 1, one line; its summary so far."""
+    try:
+        wait_for_first_repair(lambda: repairs_per_thread_postgres(uri))
+        lose()
+        stdout, stderr = process.communicate(timeout=30)  # hangs fail the test here
+    finally:
+        process.kill()
+    assert process.returncode == 1, stderr
+    errors = error_lines(stderr)
+    assert len(errors) == 1, stderr
+    assert errors[0].startswith(LOST)
+    assert errors[0].endswith("repairs; run the command again to finish)")
+    assert "Traceback" not in stderr
+    summary = last_json(stdout)
+    assert summary["checkpoints_written"] >= 1
+    return summary
+
+
 async def test_a_run_that_loses_its_database_after_writing_stops_with_exit_1(
     postgres_server: str,
 ) -> None:
     with own_database(postgres_server) as (uri, name):
         await seed_bricked(uri)
         process = start_cli("repair", uri, *SLOW, "--json")
-        try:
-            wait_for_first_repair(lambda: repairs_per_thread_postgres(uri))
-            cut_off(postgres_server, name)
-            stdout, stderr = process.communicate(timeout=30)  # hangs fail the test here
-        finally:
-            process.kill()
-        assert process.returncode == 1, stderr
-        errors = error_lines(stderr)
-        assert len(errors) == 1, stderr
-        assert errors[0].startswith(LOST)
-        assert errors[0].endswith("repairs; run the command again to finish)")
-        assert "Traceback" not in stderr
-        summary = last_json(stdout)
-        assert summary["checkpoints_written"] >= 1
+        summary = lost_after_writing(process, uri, lambda: cut_off(postgres_server, name))
         assert summary["errors"] == []  # the loss is the run's, not some threads'
 
         reopen(postgres_server, name)
@@ -111,17 +122,7 @@ async def test_an_async_run_that_loses_its_database_stops_with_exit_1(
         await seed_bricked(uri)
         factory = "tests.support.factories:async_postgres_saver"
         process = start_cli("repair", factory, *SLOW, "--json", **{POSTGRES_ENV: uri})
-        try:
-            wait_for_first_repair(lambda: repairs_per_thread_postgres(uri))
-            cut_off(postgres_server, name)
-            stdout, stderr = process.communicate(timeout=30)
-        finally:
-            process.kill()
-        assert process.returncode == 1, stderr
-        errors = error_lines(stderr)
-        assert len(errors) == 1 and errors[0].startswith(LOST), stderr
-        assert "Traceback" not in stderr
-        assert last_json(stdout)["checkpoints_written"] >= 1
+        lost_after_writing(process, uri, lambda: cut_off(postgres_server, name))
 
 
 def wait_for_lock_wait(server: str, name: str) -> None:
