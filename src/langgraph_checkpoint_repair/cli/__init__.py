@@ -30,6 +30,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         for handler in logging.getLogger().handlers:
             handler.addFilter(RedactingFilter())
         quiet_langgraph_notices()
+        if not args.verbose:
+            # The pool's failed attempts to connect are retried; a store that stays
+            # gone ends the run with one line of ours, so they are not the operator's.
+            logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
         parse_target(args.target)
         args.allowed_types = allowed_types(args)
         options = run_options(args) if args.command in ("scan", "repair") else None
