@@ -46,10 +46,13 @@ def test_a_statement_timeout_too_low_is_named_in_one_line(hurried_role: str, ope
     for command in ("scan", "repair"):  # a scan reads a page first; a repair checks first
         done = run_cli(command, target, "--min-idle", "0", **{POSTGRES_ENV: hurried_role})
         assert done.returncode == 2, done.stderr
-        assert done.stderr.splitlines() == [
+        [line] = done.stderr.splitlines()
+        # The server's own text: on a limit this short, PostgreSQL may report a timeout
+        # that fires as a statement ends as a cancel "due to user request".
+        assert line.startswith(
             "langgraph-repair: error: a statement ran too long (statement_timeout): "
-            "canceling statement due to statement timeout"
-        ]
+            "canceling statement due to "
+        ), line
     assert repairs_per_thread_postgres(unhurried) == {}
 
 

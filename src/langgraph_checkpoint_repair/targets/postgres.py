@@ -27,6 +27,8 @@ def check_postgres(uri: str, create: bool) -> None:
             row = conn.execute("SELECT to_regclass('checkpoints') IS NOT NULL").fetchone()
             found = bool(row and row[0])
             readable = conn.execute(*privileges.check_query(privileges.LOOK_NEEDS)).fetchall()
+    except psycopg.errors.QueryCanceled:
+        raise  # connected: a check ran past the role's statement_timeout, said as such
     except psycopg.Error as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
         raise TargetError(f"cannot connect to PostgreSQL: {redact.scrub(first_line)}") from None
