@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..stores.plan import Assessment
-from ..targets.redact import scrub
+from ..targets.redact import first_line
 
 
 @dataclass
@@ -66,13 +66,6 @@ class StoreLost(Exception):
     def __init__(self, reason: str, report: RunReport) -> None:
         super().__init__(reason)
         self.report = report
-
-
-def first_line(error: BaseException) -> str:
-    """An error as one line for a report: its message's first line, or its repr, with
-    any password masked (a driver's error may echo the connection string)."""
-    text = str(error).strip()
-    return scrub(text.splitlines()[0] if text else repr(error))
 
 
 @dataclass

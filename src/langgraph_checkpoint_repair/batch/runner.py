@@ -25,9 +25,10 @@ from ..stores.plan import (
     tuple_key,
 )
 from ..stores.races import WriteOutcome, head_moved
+from ..targets.redact import first_line
 from ..targets.strict import refusals
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
-from .report import RunReport, StoreLost, first_line
+from .report import RunReport, StoreLost
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 

@@ -19,10 +19,11 @@ from ..stores.base import entry_from_metadata
 from ..stores.faults import store_lost
 from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
 from ..stores.races import WriteOutcome, head_moved
+from ..targets.redact import first_line
 from ..targets.strict import refusals
 from . import checks
 from .options import Pacer
-from .report import UndoReport, UnknownRun, first_line
+from .report import UndoReport, UnknownRun
 from .runner import stored_saver
 
 

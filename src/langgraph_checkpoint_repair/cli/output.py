@@ -6,6 +6,7 @@ import json
 from typing import Any, TextIO
 
 from ..batch import RunReport, UndoReport
+from ..batch.report import thread_order
 from .cells import one_line
 from .tables import print_table
 
@@ -17,7 +18,7 @@ def print_threads(report: RunReport, out: TextIO) -> None:
     if not report.threads:
         return
     rows: list[tuple[str, ...]] = []
-    for thread in sorted(report.threads, key=lambda t: (t.thread_id, t.checkpoint_ns)):
+    for thread in sorted(report.threads, key=thread_order):
         actions = "; ".join(f"{ch}: {', '.join(acts)}" for ch, acts in thread.actions.items())
         rows.append(
             (
@@ -86,7 +87,7 @@ def list_lines(report: RunReport) -> list[str]:
     thread id, namespace, head checkpoint id, its violation codes (the action kinds);
     a head left alone for a refused type has the code `refused_type` too."""
     lines = []
-    for thread in sorted(report.threads, key=lambda t: (t.thread_id, t.checkpoint_ns)):
+    for thread in sorted(report.threads, key=thread_order):
         codes = sorted(
             {action.split(":", 1)[0] for acts in thread.actions.values() for action in acts}
         )

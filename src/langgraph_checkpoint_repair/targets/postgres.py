@@ -30,8 +30,7 @@ def check_postgres(uri: str, create: bool) -> None:
     except psycopg.errors.QueryCanceled:
         raise  # connected: a check ran past the role's statement_timeout, said as such
     except psycopg.Error as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-        raise TargetError(f"cannot connect to PostgreSQL: {redact.scrub(first_line)}") from None
+        raise TargetError(f"cannot connect to PostgreSQL: {redact.first_line(error)}") from None
     if not found and not create:
         raise TargetError("the database has no LangGraph checkpoint tables")
     problem = privileges.problem(readable) if found and not create else None

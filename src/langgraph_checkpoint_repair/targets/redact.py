@@ -59,6 +59,13 @@ def scrub(text: str) -> str:
     return text
 
 
+def first_line(error: BaseException) -> str:
+    """An error as one line: its message's first line, or its repr, with any password
+    masked (a driver's error may echo the connection string)."""
+    text = str(error).strip()
+    return scrub(text.splitlines()[0] if text else repr(error))
+
+
 def scrubbed(value: Any) -> Any:
     """A JSON-like value with every string in it scrubbed (keys too)."""
     if isinstance(value, str):
