@@ -22,7 +22,7 @@ import langgraph_checkpoint_repair
 from langgraph_checkpoint_repair import RepairPolicy, server, targets
 from langgraph_checkpoint_repair.cli import arguments
 from langgraph_checkpoint_repair.engine.actions import ActionKind
-from langgraph_checkpoint_repair.targets import strict
+from langgraph_checkpoint_repair.decoding import strict
 
 PACKAGE = Path(langgraph_checkpoint_repair.__file__).parent
 

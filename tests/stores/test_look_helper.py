@@ -21,7 +21,7 @@ from langgraph_checkpoint_repair.stores import look_helper
 from langgraph_checkpoint_repair.stores.look_helper import LookHelper
 from langgraph_checkpoint_repair.stores.plain import WALKS, plain_verdicts
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
-from langgraph_checkpoint_repair.targets.strict import StrictSerializer
+from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
 from tests.stores.test_plain_look_previous import hostile_blob
 from tests.support.histories import ai, human, tool
 from tests.support.needs import DELTA_REASON

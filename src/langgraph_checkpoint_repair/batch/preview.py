@@ -20,7 +20,7 @@ from ..engine.media.blocks import summarized
 from ..engine.policy import DEFAULT_POLICY
 from ..in_flight import work_is_scheduled
 from ..stores.plan import assess, tuple_key
-from ..targets.strict import refusals
+from ..decoding.strict import refusals
 from .runner import stored_saver
 
 

@@ -26,7 +26,7 @@ from ..stores.plan import (
 )
 from ..stores.races import WriteOutcome, head_moved
 from ..targets.redact import first_line
-from ..targets.strict import refusals
+from ..decoding.strict import refusals
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
 from .report import RunReport, StoreLost
 

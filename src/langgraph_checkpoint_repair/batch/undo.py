@@ -20,7 +20,7 @@ from ..stores.faults import store_lost
 from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
 from ..stores.races import WriteOutcome, head_moved
 from ..targets.redact import first_line
-from ..targets.strict import refusals
+from ..decoding.strict import refusals
 from . import checks
 from .options import Pacer
 from .report import UndoReport, UnknownRun

@@ -15,7 +15,7 @@ from ..batch import RunOptions, checks
 from ..engine import RepairPolicy
 from ..engine.policy import policy_from_settings
 from ..targets import TARGET_ENV
-from ..targets.strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
+from ..decoding.strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
 
 EXAMPLES = {
     "scan": "langgraph-repair scan postgresql://app@db/agents --min-idle 30m",

@@ -29,7 +29,7 @@ from ..batch import (
     undo_run,
 )
 from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver, refuses_sync
-from ..targets.strict import StrictSerializer
+from ..decoding.strict import StrictSerializer
 from .arguments import UsageError, build_policy
 from .output import list_lines, print_json, print_summary, print_threads, print_undo
 from .progress import RunProgress

@@ -9,7 +9,6 @@ Server drop-in share to reach a store. One module per job:
     errors        TargetError and its kinds: one line for a person
     privileges    what a PostgreSQL role needs for each command (the stores check writes)
     sqlite_files  SQLite files opened by URI (read-only for looks), their tables
-    strict        the strict serializer: stored bytes never run code
     redact        passwords masked in whatever is printed, logged or recorded
 """
 

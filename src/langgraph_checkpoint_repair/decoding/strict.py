@@ -34,12 +34,22 @@ import ormsgpack
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ..compatibility import features
+from .names import (
+    KW_ARGS,
+    METHOD,
+    NUMPY,
+    OPTION,
+    POS_ARGS,
+    PYDANTIC_V1,
+    PYDANTIC_V2,
+    SINGLE_ARG,
+    UndecodableBytes,
+    ext_name,
+    named_types,
+)
 
 ALLOW_TYPES_ENV = "LANGGRAPH_REPAIR_ALLOW_TYPES"
 
-_SINGLE_ARG, _POS_ARGS, _KW_ARGS, _METHOD, _PYDANTIC_V1, _PYDANTIC_V2, _NUMPY = range(7)
-_CONSTRUCTORS = frozenset({_SINGLE_ARG, _POS_ARGS, _KW_ARGS, _PYDANTIC_V1, _PYDANTIC_V2})
-_OPTION = ormsgpack.OPT_NON_STR_KEYS
 
 _MESSAGES = ("Human", "AI", "System", "Chat", "Tool", "Function")
 _ADDRESSES = ("Address", "Interface", "Network")
@@ -162,32 +172,11 @@ def _noting_refusals() -> Iterator[set[str]]:
 def refused_in(blob: bytes, allowed: frozenset[tuple[str, ...]]) -> set[str]:
     """The types a msgpack blob names that are not in `allowed`, found without
     importing or calling anything."""
-    found: set[str] = set()
-
-    def look(code: int, data: bytes) -> None:
-        try:
-            inner = ormsgpack.unpackb(data, ext_hook=look, option=_OPTION)
-        except Exception:  # undecodable: the real load decides what it is
-            return None
-        named = _named(code, inner)
-        if named is not None and not _trusted(named, allowed):
-            found.add(".".join(map(str, named)))
-        return None
-
-    with contextlib.suppress(Exception):  # undecodable: the real load says so
-        ormsgpack.unpackb(blob, ext_hook=look, option=_OPTION)
-    return found
-
-
-def _named(code: int, inner: Any) -> tuple[str, ...] | None:
-    """(module, name) of a constructor extension, (module, name, method) of a method one."""
-    if not isinstance(inner, (list, tuple)):
-        return None
-    if code in _CONSTRUCTORS and len(inner) >= 3:
-        return (str(inner[0]), str(inner[1]))
-    if code == _METHOD and len(inner) >= 4:
-        return (str(inner[0]), str(inner[1]), str(inner[3]))
-    return None
+    try:
+        named = named_types(blob)
+    except UndecodableBytes:  # the real load says what it is
+        return set()
+    return {".".join(n) for n in named if not _trusted(n, allowed)}
 
 
 def _trusted(named: tuple[str, ...], allowed: frozenset[tuple[str, ...]]) -> bool:
@@ -243,12 +232,12 @@ def _strict_hook(allowed: frozenset[tuple[str, ...]]) -> Callable[[int, bytes], 
 
     def hook(code: int, data: bytes) -> Any:
         try:
-            inner = ormsgpack.unpackb(data, ext_hook=hook, option=_OPTION)
+            inner = ormsgpack.unpackb(data, ext_hook=hook, option=OPTION)
         except Exception:
             return None
-        named = _named(code, inner)
+        named = ext_name(code, inner)
         if named is None:
-            return _numpy(inner) if code == _NUMPY else None
+            return _numpy(inner) if code == NUMPY else None
         if not _trusted(named, allowed):
             found = _decoding.get()
             if found is not None:
@@ -263,21 +252,21 @@ def _build(code: int, inner: Any) -> Any:
     module, name, args = inner[0], inner[1], inner[2]
     try:
         found = getattr(importlib.import_module(module), name)
-        if code == _METHOD:
+        if code == METHOD:
             return getattr(found, inner[3])(args)
-        if code == _SINGLE_ARG:
+        if code == SINGLE_ARG:
             return found(args)
-        if code == _POS_ARGS:
+        if code == POS_ARGS:
             return found(*args)
-        if code == _KW_ARGS:
+        if code == KW_ARGS:
             return found(**args)
         try:
             return found(**args)
         except Exception:
-            construct = found.construct if code == _PYDANTIC_V1 else found.model_construct
+            construct = found.construct if code == PYDANTIC_V1 else found.model_construct
             return construct(**args)
     except Exception:
-        return args if code in (_PYDANTIC_V1, _PYDANTIC_V2) else None
+        return args if code in (PYDANTIC_V1, PYDANTIC_V2) else None
 
 
 def _numpy(inner: Any) -> Any:

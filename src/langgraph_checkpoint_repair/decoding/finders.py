@@ -1,0 +1,78 @@
+"""Whether a stored type can be rebuilt here, decided without running any module.
+
+A stored name is data written by code the operator may not control, so it is
+never imported merely because it is named. `module_findable` asks the import
+system's finders (`sys.meta_path`, the same ones `import` asks) for each
+package on the way down, exactly as `import` would locate it, but never
+executes a package's `__init__`: a module that is not found there is lost.
+Only a type the operator allowed is imported, as LangGraph imports it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+from collections.abc import Collection, Sequence
+from importlib.machinery import ModuleSpec
+from typing import Literal
+
+Status = Literal["safe", "allowed", "refused", "lost"]
+
+
+@functools.lru_cache(maxsize=4096)
+def module_findable(module: str) -> bool:
+    """True when `import module` would find a file or a loader for it here."""
+    parts = module.split(".")
+    path: Sequence[str] | None = None
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        loaded = sys.modules.get(name)
+        if loaded is not None:
+            path = getattr(loaded, "__path__", None)
+        else:
+            spec = _find_spec(name, path)
+            if spec is None:
+                return False
+            path = spec.submodule_search_locations
+        if path is None and depth < len(parts):
+            return False  # a module, not a package: nothing lives below it
+    return True
+
+
+def _find_spec(name: str, path: Sequence[str] | None) -> ModuleSpec | None:
+    for finder in sys.meta_path:
+        find_spec = getattr(finder, "find_spec", None)
+        if find_spec is None:
+            continue
+        try:
+            spec = find_spec(name, path)
+        except (ImportError, ValueError, TypeError, OSError):
+            continue
+        if isinstance(spec, ModuleSpec):
+            return spec
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def importable(module: str, name: str) -> bool:
+    """Whether an allowed type imports as LangGraph would import it (module, then class)."""
+    try:
+        return hasattr(importlib.import_module(module), name)
+    except Exception:
+        return False
+
+
+def type_status(
+    named: tuple[str, ...],
+    safe: Collection[tuple[str, ...]],
+    allowed: Collection[tuple[str, ...]] = (),
+) -> Status:
+    """`safe` (LangGraph's own set), `allowed` (trusted by the operator and importable),
+    `refused` (found here but untrusted: never imported) or `lost` (cannot be rebuilt)."""
+    module, name = named[0], named[1]
+    if named in safe or named[:2] in safe:
+        return "safe"
+    if named[:2] in allowed:
+        return "allowed" if importable(module, name) else "lost"
+    return "refused" if module_findable(module) else "lost"
