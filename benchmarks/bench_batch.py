@@ -57,10 +57,10 @@ from typing_extensions import TypedDict
 
 from langgraph_checkpoint_repair import repair_messages
 from langgraph_checkpoint_repair.batch import repair_threads
+from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
 from langgraph_checkpoint_repair.stores.base import Selection
 from langgraph_checkpoint_repair.stores.postgres import base as scan_sql
 from langgraph_checkpoint_repair.targets import open_saver
-from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
 
 MESSAGES = 40
 BROKEN_EVERY = 50  # 2%

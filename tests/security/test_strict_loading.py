@@ -19,8 +19,8 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair.batch import arepair_threads
-from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
 from langgraph_checkpoint_repair.decoding.strict import StrictSerializer, refusals, refused_in
+from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
 from tests.support.cli_runs import last_json, run_cli
 from tests.support.custom_state import Plan, hostile
 from tests.support.histories import ai, human

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from langgraph_checkpoint_repair.batch import repair_threads
+from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
 from langgraph_checkpoint_repair.stores import look_helper
 from langgraph_checkpoint_repair.stores.look_helper import LookHelper
 from langgraph_checkpoint_repair.stores.plain import WALKS, plain_verdicts
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
-from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
 from tests.stores.test_plain_look_previous import hostile_blob
 from tests.support.histories import ai, human, tool
 from tests.support.needs import DELTA_REASON
@@ -29,8 +29,12 @@ from tests.support.seeding import config, seed
 from tests.support.stores import Store
 
 CALL = {"id": "a"}
-AI = ormsgpack.Ext(5, ormsgpack.packb(["m", "AIMessage", {"tool_calls": [CALL]}, "v"]))
-TOOL = ormsgpack.Ext(5, ormsgpack.packb(["m", "ToolMessage", {"tool_call_id": "a"}, "v"]))
+AI = ormsgpack.Ext(
+    5, ormsgpack.packb(["langchain_core.messages.ai", "AIMessage", {"tool_calls": [CALL]}, "v"])
+)
+TOOL = ormsgpack.Ext(
+    5, ormsgpack.packb(["langchain_core.messages.tool", "ToolMessage", {"tool_call_id": "a"}, "v"])
+)
 CLEAN, BROKEN = ormsgpack.packb([AI, TOOL]), ormsgpack.packb([AI])
 PAGE = [CLEAN, BROKEN, b"\xc1", b""] * 40  # clean, broken, not msgpack, empty
 

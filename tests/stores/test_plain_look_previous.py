@@ -155,8 +155,15 @@ def test_the_remove_all_sentinel_is_langgraphs() -> None:
 def test_the_hostile_strategy_reaches_both_verdicts() -> None:
     """The comparison above means something only if clean and broken blobs both occur."""
     call = {"id": "a"}
-    ai = ormsgpack.Ext(5, ormsgpack.packb(["m", "AIMessage", {"tool_calls": [call]}, "v"]))
-    tool = ormsgpack.Ext(5, ormsgpack.packb(["m", "ToolMessage", {"tool_call_id": "a"}, "v"]))
+    ai = ormsgpack.Ext(
+        5, ormsgpack.packb(["langchain_core.messages.ai", "AIMessage", {"tool_calls": [call]}, "v"])
+    )
+    tool = ormsgpack.Ext(
+        5,
+        ormsgpack.packb(
+            ["langchain_core.messages.tool", "ToolMessage", {"tool_call_id": "a"}, "v"]
+        ),
+    )
     clean, broken = ormsgpack.packb([ai, tool]), ormsgpack.packb([ai])
     assert verdict(plain, clean) is True and verdict(previous, clean) is True
     assert verdict(plain, broken) is False and verdict(previous, broken) is False
@@ -171,9 +178,14 @@ def test_every_pair_of_odd_ids_gets_the_same_verdict() -> None:
     for call_id in ODD_IDS:
         for answer_id in ODD_IDS:
             for calls in ([{"id": call_id}], [{"id": call_id}, {"id": "z"}]):
-                ai = ["m", "AIMessage", {"tool_calls": calls}, "v"]
-                tool = ["m", "ToolMessage", {"tool_call_id": answer_id}, "v"]
-                z = ["m", "ToolMessage", {"tool_call_id": "z"}, "v"]
+                ai = ["langchain_core.messages.ai", "AIMessage", {"tool_calls": calls}, "v"]
+                tool = [
+                    "langchain_core.messages.tool",
+                    "ToolMessage",
+                    {"tool_call_id": answer_id},
+                    "v",
+                ]
+                z = ["langchain_core.messages.tool", "ToolMessage", {"tool_call_id": "z"}, "v"]
                 exts = [ormsgpack.Ext(5, ormsgpack.packb(part)) for part in (ai, tool, z)]
                 blob = ormsgpack.packb(exts[: len(calls) + 1])
                 assert verdict(plain, blob) == verdict(previous, blob), (calls, answer_id)

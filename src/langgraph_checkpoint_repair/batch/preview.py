@@ -7,20 +7,24 @@ the engine's actions. Reads only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..decoding.integrity import Finding, StoredValue
+from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, load_rebuilt, snapshot_value
 from ..engine import RepairAction, RepairPolicy, is_synthetic
 from ..engine.media.blocks import summarized
 from ..engine.policy import DEFAULT_POLICY
 from ..in_flight import work_is_scheduled
+from ..stores import AsyncThreadStore, ThreadStore, astore_for, store_for
+from ..stores.faults import store_lost
 from ..stores.plan import assess, tuple_key
-from ..decoding.strict import refusals
+from .integrity import findings_of, needs_inspection, unreadable
 from .runner import stored_saver
 
 
@@ -46,6 +50,9 @@ class ThreadPreview:
     (never written on)."""
     tokens: tuple[int, int] | None = None
     """With a token budget and a change: the history's tokens before and after."""
+    findings: tuple[Finding, ...] = ()
+    """What is wrong with the head's stored bytes (outcome `unreadable` when they do
+    not decode: then no message is shown)."""
 
     def to_json(self) -> dict[str, Any]:
         tokens = (
@@ -61,6 +68,7 @@ class ThreadPreview:
             "actions": [a.to_dict() for a in self.actions],
             "in_flight_calls": list(self.in_flight_calls),
             "outcome": self.outcome,
+            "findings": [finding.to_json() for finding in self.findings],
             **tokens,
         }
 
@@ -86,13 +94,21 @@ def preview_thread(
     policy: RepairPolicy | None = None,
 ) -> ThreadPreview:
     """What `repair` would do to the head of `thread_id` now; writes nothing."""
-    saver = stored_saver(saver)
+    store = store_for(stored_saver(saver))
     with refusals() as refused:
-        stored = saver.get_tuple(_head_config(thread_id, checkpoint_ns))
-        if stored is None:
-            raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
-        tup, _ = load_rebuilt(saver, stored, [channel])
-    return _preview(tup, channel, policy or DEFAULT_POLICY, refused)
+        try:
+            stored = store.saver.get_tuple(_head_config(thread_id, checkpoint_ns))
+            if stored is None:
+                raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
+            tup, _ = load_rebuilt(store.saver, stored, [channel])
+        except Exception as error:
+            key = (thread_id, checkpoint_ns, store.head_id(thread_id, checkpoint_ns) or "")
+            values = None if not key[2] else store.stored_values(key)
+            return _unreadable_or_raise(store, key, channel, values, error)
+    inspected = needs_inspection(tup, refused, store.saver.serde, store.nul_matters)
+    values = store.stored_values(tuple_key(tup)) if inspected else None
+    findings = findings_of(values, refused, store.saver.serde, store.nul_matters)
+    return replace(_preview(tup, channel, policy or DEFAULT_POLICY, refused), findings=findings)
 
 
 async def apreview_thread(
@@ -104,13 +120,39 @@ async def apreview_thread(
     policy: RepairPolicy | None = None,
 ) -> ThreadPreview:
     """The async twin of `preview_thread`."""
-    saver = stored_saver(saver)
+    store = astore_for(stored_saver(saver))
     with refusals() as refused:
-        stored = await saver.aget_tuple(_head_config(thread_id, checkpoint_ns))
-        if stored is None:
-            raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
-        tup, _ = await aload_rebuilt(saver, stored, [channel])
-    return _preview(tup, channel, policy or DEFAULT_POLICY, refused)
+        try:
+            stored = await store.saver.aget_tuple(_head_config(thread_id, checkpoint_ns))
+            if stored is None:
+                raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
+            tup, _ = await aload_rebuilt(store.saver, stored, [channel])
+        except Exception as error:
+            head = await store.head_id(thread_id, checkpoint_ns)
+            key = (thread_id, checkpoint_ns, head or "")
+            values = None if not head else await store.stored_values(key)
+            return _unreadable_or_raise(store, key, channel, values, error)
+    inspected = needs_inspection(tup, refused, store.saver.serde, store.nul_matters)
+    values = await store.stored_values(tuple_key(tup)) if inspected else None
+    findings = findings_of(values, refused, store.saver.serde, store.nul_matters)
+    return replace(_preview(tup, channel, policy or DEFAULT_POLICY, refused), findings=findings)
+
+
+def _unreadable_or_raise(
+    store: ThreadStore | AsyncThreadStore,
+    key: tuple[str, str, str],
+    channel: str,
+    values: list[StoredValue] | None,
+    error: Exception,
+) -> ThreadPreview:
+    """The preview of a head whose bytes do not decode; any other failure is raised."""
+    if isinstance(error, ThreadNotFound) or store_lost(error):
+        raise error
+    assessment = unreadable(key, values, error, store.saver.serde, store.nul_matters)
+    if assessment is None:
+        raise error
+    found = assessment.findings
+    return ThreadPreview(*key, channel, [], [], (), (), "unreadable", findings=found)
 
 
 def _head_config(thread_id: str, checkpoint_ns: str) -> Any:

@@ -22,11 +22,15 @@ class ThreadReport:
     checkpoint_id: str
     outcome: str
     """repaired, would_repair, in_flight, recent, moved_on, claimed, superseded,
-    refused_type (its read refused to build a stored type: never written on)."""
+    refused_type (its read refused to build a stored type: never written on),
+    unreadable (its stored bytes do not decode: never written on), reported (its
+    history is clean; its findings are reported and nothing is written)."""
     actions: dict[str, list[str]]
     repair_checkpoint_id: str | None = None
     tokens: dict[str, dict[str, int]] | None = None
     """With a token budget: channel -> the history's tokens `before` and `after`."""
+    findings: list[dict[str, Any]] | None = None
+    """What is wrong with the head's stored bytes (`Finding.to_json`), where anything is."""
 
     @classmethod
     def of(cls, assessment: Assessment, outcome: str) -> ThreadReport:
@@ -45,13 +49,22 @@ class ThreadReport:
             outcome,
             actions,
             tokens=tokens or None,
+            findings=[finding.to_json() for finding in assessment.findings] or None,
         )
 
+    @property
+    def codes(self) -> list[str]:
+        """Its stable codes: the action kinds, then the findings' codes."""
+        kinds = {action.split(":", 1)[0] for acts in self.actions.values() for action in acts}
+        found = {finding["code"] for finding in self.findings or ()}
+        return sorted(kinds) + sorted(found - kinds)
+
     def to_json(self) -> dict[str, Any]:
-        """Its fields; `tokens` only where a budget counted them."""
+        """Its fields; `tokens` and `findings` only where there are some."""
         fields = dict(vars(self))
-        if self.tokens is None:
-            del fields["tokens"]
+        for optional in ("tokens", "findings"):
+            if fields[optional] is None:
+                del fields[optional]
         return fields
 
 
@@ -93,6 +106,8 @@ class RunReport:
     """Channels the run was told to repair that no scanned head holds (a typo, say)."""
     refused_types: set[str] = field(default_factory=set)
     """Stored types the strict serializer refused to build (module.Name)."""
+    findings: Counter[str] = field(default_factory=Counter)
+    """Heads with each integrity finding (nul_text, lost_type, undecodable), by code."""
     history_limits: Counter[str] = field(default_factory=Counter)
     """Threads over a request-wide media limit of the policy's provider, by code:
     measured, never fixed (no rule for them is prefix-stable)."""
@@ -115,12 +130,13 @@ class RunReport:
         with self._lock:
             if assessment.broken:
                 self.threads_needing_repair += 1
+            self.findings.update({finding.code for finding in assessment.findings})
             if outcome in ("repaired", "would_repair"):
                 self.threads_repaired += 1
                 self.checkpoints_written += 1
                 for actions in assessment.actions.values():
                     self.actions.update(a.kind for a in actions)
-            else:
+            elif outcome != "reported":
                 self.skipped[outcome] += 1
                 if written is not None:  # a repair an application write overtook
                     self.checkpoints_written += 1
@@ -160,6 +176,7 @@ class RunReport:
             "actions": dict(sorted(self.actions.items())),
             "errors": self.errors,
             "refused_types": sorted(self.refused_types),
+            **({"findings": dict(sorted(self.findings.items()))} if self.findings else {}),
             **({"channels_not_found": self.channels_not_found} if self.channels_not_found else {}),
             **(
                 {"history_limits": dict(sorted(self.history_limits.items()))}

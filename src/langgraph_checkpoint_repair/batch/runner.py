@@ -7,10 +7,13 @@ import asyncio
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..decoding.integrity import Finding, StoredValue
+from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, load_rebuilt
 from ..engine.media.history import history_limits
 from ..metrics import record_repairs
@@ -26,7 +29,7 @@ from ..stores.plan import (
 )
 from ..stores.races import WriteOutcome, head_moved
 from ..targets.redact import first_line
-from ..decoding.strict import refusals
+from .integrity import findings_of, needs_inspection, unreadable
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
 from .report import RunReport, StoreLost
 
@@ -186,24 +189,59 @@ class _Run:
                     )
         return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.idle, now=o.started)
 
-    def skip_refused(self, tup: CheckpointTuple, names: set[str]) -> None:
-        """Leave a head whose read refused a type: it holds plain data where the
-        application stored an object, so writing on it would change the application's
-        state. It is still assessed, to count it if broken."""
+    def skip_refused(
+        self, tup: CheckpointTuple, names: set[str], findings: tuple[Finding, ...]
+    ) -> None:
+        """Leave a head whose read refused a type or met a lost one: it holds plain data
+        where the application stored an object, so writing on it would change the
+        application's state. It is still assessed, to count it if broken."""
         try:
             assessment = self.assess(tup)
         except Exception:  # plain data where messages were: nothing more to say of it
             assessment = Assessment(*tuple_key(tup), status="clean", broken=False)
-        self.report.record(assessment, "refused_type")
+        self.report.record(replace(assessment, findings=findings), "refused_type")
         logger.info(
             "refused_type thread=%r ns=%r types=%s", *tuple_key(tup)[:2], ", ".join(sorted(names))
         )
+
+    def unreadable(
+        self, key: tuple[str, str, str], values: list[StoredValue] | None, error: Exception
+    ) -> bool:
+        """Record a head whose bytes do not decode (outcome `unreadable`); False when the
+        failure is not the bytes' and the run must report it as a failure."""
+        serde, nul_matters = self.store.saver.serde, self.store.nul_matters
+        assessment = unreadable(key, values, error, serde, nul_matters)
+        if assessment is None:
+            return False
+        self.report.record(assessment, "unreadable")
+        logger.info("unreadable thread=%r ns=%r: %s", key[0], key[1], first_line(error))
+        return True
+
+    def judge(
+        self,
+        tup: CheckpointTuple,
+        refused: set[str],
+        values: list[StoredValue] | None,
+    ) -> Assessment | None:
+        """The assessment of a loaded head with its findings; None when it is left
+        alone for a refused or lost type (recorded here)."""
+        serde = self.store.saver.serde
+        findings = findings_of(values, refused, serde, self.store.nul_matters)
+        if refused or any(finding.code == "lost_type" for finding in findings):
+            self.skip_refused(tup, refused, findings)
+            return None
+        return replace(self.assess(tup), findings=findings)
+
+    def inspects(self, tup: CheckpointTuple, refused: set[str]) -> bool:
+        return needs_inspection(tup, refused, self.store.saver.serde, self.store.nul_matters)
 
     def plan_write(self, tup: CheckpointTuple, assessment: Assessment) -> NewCheckpoint | None:
         """The repair checkpoint to write on `tup` (as stored), or None when the head
         needs no write now."""
         outcome = outcome_before_writing(assessment, self.options.dry_run)
         if outcome is None:
+            if assessment.findings:
+                self.report.record(assessment, "reported")
             return None
         if outcome in ("repair", "would_repair") and not self.quota.take():
             outcome = "limit"  # over --limit: counted, left for the next run
@@ -248,20 +286,31 @@ class _SyncRun(_Run):
             return
         self.report.scanned(1)
         try:
-            with refusals() as refused:
+            self.look_at(head)
+        except Exception as error:
+            self.failed(head, error)
+
+    def look_at(self, head: Head) -> None:
+        key = (head.thread_id, head.checkpoint_ns, head.checkpoint_id)
+        with refusals() as refused:
+            try:
                 stored = self.store.load(head)
                 if stored is None:
                     return
                 tup, _ = load_rebuilt(self.store.saver, stored, self.options.channels)
-            if refused:
-                self.skip_refused(tup, refused)
+            except Exception as error:
+                values = None if store_lost(error) else self.store.stored_values(key)
+                if store_lost(error) or not self.unreadable(key, values, error):
+                    raise
                 return
-            assessment = self.assess(tup)
-            new = self.plan_write(stored, assessment)
-            if new is not None:
-                self.write(assessment, new)
-        except Exception as error:
-            self.failed(head, error)
+        inspected = self.inspects(tup, refused)
+        values = self.store.stored_values(tuple_key(stored)) if inspected else None
+        assessment = self.judge(tup, refused, values)
+        if assessment is None:
+            return
+        new = self.plan_write(stored, assessment)
+        if new is not None:
+            self.write(assessment, new)
 
     def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
         current = self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)
@@ -306,20 +355,31 @@ class _AsyncRun(_Run):
                 return
             self.report.scanned(1)
             try:
-                with refusals() as refused:
-                    stored = await self.store.load(head)
-                    if stored is None:
-                        return
-                    tup, _ = await aload_rebuilt(self.store.saver, stored, self.options.channels)
-                if refused:
-                    self.skip_refused(tup, refused)
-                    return
-                assessment = self.assess(tup)
-                new = self.plan_write(stored, assessment)
-                if new is not None:
-                    await self.write(assessment, new)
+                await self.look_at(head)
             except Exception as error:
                 self.failed(head, error)
+
+    async def look_at(self, head: Head) -> None:
+        key = (head.thread_id, head.checkpoint_ns, head.checkpoint_id)
+        with refusals() as refused:
+            try:
+                stored = await self.store.load(head)
+                if stored is None:
+                    return
+                tup, _ = await aload_rebuilt(self.store.saver, stored, self.options.channels)
+            except Exception as error:
+                values = None if store_lost(error) else await self.store.stored_values(key)
+                if store_lost(error) or not self.unreadable(key, values, error):
+                    raise
+                return
+        inspected = self.inspects(tup, refused)
+        values = await self.store.stored_values(tuple_key(stored)) if inspected else None
+        assessment = self.judge(tup, refused, values)
+        if assessment is None:
+            return
+        new = self.plan_write(stored, assessment)
+        if new is not None:
+            await self.write(assessment, new)
 
     async def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
         current = await self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)

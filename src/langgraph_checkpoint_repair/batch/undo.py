@@ -13,6 +13,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, is_snapshot, load_rebuilt, snapshot_value
 from ..stores import Head, RepairEntry, astore_for, store_for
 from ..stores.base import entry_from_metadata
@@ -20,7 +21,6 @@ from ..stores.faults import store_lost
 from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
 from ..stores.races import WriteOutcome, head_moved
 from ..targets.redact import first_line
-from ..decoding.strict import refusals
 from . import checks
 from .options import Pacer
 from .report import UndoReport, UnknownRun

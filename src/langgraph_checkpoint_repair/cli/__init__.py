@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from ..batch import StoreLost
+from ..decoding.strict import quiet_langgraph_notices
 from ..stores import StoreNotReady
 from ..targets import AsyncFactory, TargetError, parse_target
 from ..targets.redact import RedactingFilter, scrub
-from ..decoding.strict import quiet_langgraph_notices
 from .arguments import UsageError, allowed_types, build_policy, parse, run_options
 from .jobs import EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, Job
 from .stopping import StopRequest, stop_on_signals

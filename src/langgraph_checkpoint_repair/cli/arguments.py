@@ -12,10 +12,10 @@ from importlib.metadata import version
 from typing import Any, NoReturn
 
 from ..batch import RunOptions, checks
+from ..decoding.strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
 from ..engine import RepairPolicy
 from ..engine.policy import policy_from_settings
 from ..targets import TARGET_ENV
-from ..decoding.strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
 
 EXAMPLES = {
     "scan": "langgraph-repair scan postgresql://app@db/agents --min-idle 30m",

@@ -28,8 +28,8 @@ from ..batch import (
     repair_threads,
     undo_run,
 )
-from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver, refuses_sync
 from ..decoding.strict import StrictSerializer
+from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver, refuses_sync
 from .arguments import UsageError, build_policy
 from .output import list_lines, print_json, print_summary, print_threads, print_undo
 from .progress import RunProgress
@@ -109,6 +109,13 @@ class Job:
         """Each refused type, named once on stderr."""
         for name in self.refused_types:
             module, _, attr = name.rpartition(".")
+            if (module, attr) in self.serde.lost:
+                print(
+                    f"langgraph-repair: warning: lost type {module}:{attr}: allowed, but it "
+                    "does not import here; heads holding it are left alone",
+                    file=sys.stderr,
+                )
+                continue
             print(
                 f"langgraph-repair: warning: refused type {name}: read as plain data; "
                 f"heads holding it are left alone (trust it with --allow-type {module}:{attr})",

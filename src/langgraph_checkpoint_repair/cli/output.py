@@ -7,6 +7,7 @@ from typing import Any, TextIO
 
 from ..batch import RunReport, UndoReport
 from ..batch.report import thread_order
+from ..decoding.integrity import Finding
 from .cells import one_line
 from .tables import print_table
 
@@ -19,7 +20,10 @@ def print_threads(report: RunReport, out: TextIO) -> None:
         return
     rows: list[tuple[str, ...]] = []
     for thread in sorted(report.threads, key=thread_order):
-        actions = "; ".join(f"{ch}: {', '.join(acts)}" for ch, acts in thread.actions.items())
+        actions = "; ".join(
+            [f"{ch}: {', '.join(acts)}" for ch, acts in thread.actions.items()]
+            + [describe_finding(finding) for finding in thread.findings or ()]
+        )
         rows.append(
             (
                 thread.thread_id,
@@ -49,6 +53,7 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
     ]
     rows += [(f"skipped ({reason})", f"{n:,}") for reason, n in sorted(report.skipped.items())]
     rows += [(f"action {kind}", f"{n:,}") for kind, n in sorted(report.actions.items())]
+    rows += [(f"threads with {code}", f"{n:,}") for code, n in sorted(report.findings.items())]
     rows += [
         (f"threads over a request limit ({code})", f"{n:,} (measured, not fixed)")
         for code, n in sorted(report.history_limits.items())
@@ -78,19 +83,25 @@ def print_undo(report: UndoReport, out: TextIO) -> None:
         out.write(f"skipped: thread {skipped['thread_id']!r} ({skipped['reason']})\n")
 
 
+def describe_finding(finding: dict[str, Any]) -> str:
+    """A finding as `ThreadReport.findings` keeps it, in one line for a person."""
+    return Finding(
+        finding["code"], finding["channel"], finding["task_id"], finding["type"], finding["error"]
+    ).describe()
+
+
 def print_json(payload: dict[str, Any], out: TextIO) -> None:
     out.write(json.dumps(payload, sort_keys=False) + "\n")
 
 
 def list_lines(report: RunReport) -> list[str]:
     """`scan --list`: one tab-separated line per broken head, for other tools to read:
-    thread id, namespace, head checkpoint id, its violation codes (the action kinds);
-    a head left alone for a refused type has the code `refused_type` too."""
+    thread id, namespace, head checkpoint id, its violation codes (the action kinds, then
+    the integrity findings: nul_text, lost_type, undecodable); a head left alone for a
+    refused type has the code `refused_type` too."""
     lines = []
     for thread in sorted(report.threads, key=thread_order):
-        codes = sorted(
-            {action.split(":", 1)[0] for acts in thread.actions.values() for action in acts}
-        )
+        codes = thread.codes
         if thread.outcome == "refused_type":
             codes.append("refused_type")
         if codes:

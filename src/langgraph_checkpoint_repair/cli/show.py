@@ -167,6 +167,8 @@ def print_preview(preview: ThreadPreview, console: Console) -> None:
         console.print(Text(f"tokens: {before:,} before, {after:,} after"))
     for action in preview.actions:
         console.print(Text(one_line(_action_line(action))))
+    for finding in preview.findings:
+        console.print(Text(one_line(f"  {finding.describe()}", 400)))
     console.print(Text(_verdict(preview)))
 
 
@@ -184,6 +186,8 @@ def _verdict(preview: ThreadPreview) -> str:
     pending = ", ".join(preview.in_flight_calls)
     if preview.outcome == "clean":
         return f"clean; calls in flight, left to run: {pending}"
+    if preview.outcome == "unreadable":
+        return "its stored bytes do not decode: a run leaves this head alone"
     if preview.outcome == "refused_type":
         return "a stored type was refused (plain data, not shown): a run leaves this head alone"
     if preview.outcome == "in_flight":

@@ -34,6 +34,7 @@ import ormsgpack
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ..compatibility import features
+from .finders import importable
 from .names import (
     KW_ARGS,
     METHOD,
@@ -191,17 +192,21 @@ class StrictSerializer(JsonPlusSerializer):
     def __init__(self, allowed: Iterable[tuple[str, str]] = ()) -> None:
         extra = tuple(allowed)
         self.allowed: frozenset[tuple[str, ...]] = SAFE_TYPES | frozenset(extra)
+        self.lost = frozenset(name for name in extra if not importable(*name))
+        """Allowed types that do not import here: refused like untrusted ones, so that a
+        head holding one is named and left alone instead of read as plain data."""
+        buildable = tuple(name for name in extra if name not in self.lost)
         self.refused: set[str] = set()
         """Every type name this serializer refused to build, over its lifetime."""
         self._lock = threading.Lock()
         self._first_read = features.HAS_MSGPACK_ALLOWLIST and not features.HAS_SERDE_EVENTS
         """Whether refusals must be named by a read before LangGraph's decode."""
         if features.HAS_MSGPACK_ALLOWLIST:
-            super().__init__(allowed_msgpack_modules=extra)
+            super().__init__(allowed_msgpack_modules=buildable)
             if features.HAS_SERDE_EVENTS:
                 _listen_for_refusals()
         else:
-            super().__init__(__unpack_ext_hook__=_strict_hook(self.allowed))
+            super().__init__(__unpack_ext_hook__=_strict_hook(SAFE_TYPES | frozenset(buildable)))
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """One decode, noting what it refuses (a first read only where it must)."""
@@ -209,7 +214,7 @@ class StrictSerializer(JsonPlusSerializer):
         if type_ != "msgpack":
             return super().loads_typed(data)
         if self._first_read:
-            self._note(refused_in(blob, self.allowed))
+            self._note(refused_in(blob, self.allowed - self.lost))
             return super().loads_typed(data)
         with _noting_refusals() as refused:
             value = super().loads_typed(data)

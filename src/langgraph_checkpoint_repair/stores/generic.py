@@ -23,10 +23,13 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..decoding.integrity import StoredValue
 from .base import Head, RepairEntry, Selection, entry_from_metadata
 from .claims import claim
 from .plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
 from .races import Planned, Stored, WriteOutcome, head_moved, settled, thread_key
+
+HeadKey = tuple[str, str, str]
 
 
 def _latest(keys: Iterable[tuple[str, str, str]]) -> list[Head]:
@@ -137,6 +140,13 @@ class GenericStore:
         finally:  # a listing stopped early may still hold the saver's lock
             getattr(listed, "close", lambda: None)()
 
+    nul_matters = False
+    """Whether the store refuses U+0000 in text, as PostgreSQL does."""
+
+    def stored_values(self, key: HeadKey) -> list[StoredValue] | None:
+        """A checkpoint's values as stored; None: the saver's API shows no bytes."""
+        return None
+
     def ready_to_write(self) -> None:
         """Nothing to check: the saver's API is all a run uses."""
 
@@ -221,6 +231,11 @@ class AsyncGenericStore:
             close = getattr(listed, "aclose", None)
             if close is not None:
                 await close()
+
+    nul_matters = False
+
+    async def stored_values(self, key: HeadKey) -> list[StoredValue] | None:
+        return None
 
     async def ready_to_write(self) -> None:
         """Nothing to check: the saver's API is all a run uses."""

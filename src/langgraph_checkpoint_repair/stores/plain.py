@@ -28,6 +28,29 @@ _NON_STR_KEYS = ormsgpack.OPT_NON_STR_KEYS
 _unpackb = ormsgpack.unpackb
 
 
+_CONSTRUCTOR_EXTS = (0, 1, 2, 3)  # EXT_CONSTRUCTOR_* and EXT_METHOD_SINGLE_ARG
+_MESSAGE_MODULES = "langchain_core."
+_OWN_MODULES = (
+    "langchain_core.",
+    "langgraph.",
+    "datetime",
+    "uuid",
+    "decimal",
+    "builtins",
+    "collections",
+    "ipaddress",
+    "pathlib",
+    "zoneinfo",
+    "re",
+)
+"""Where LangGraph's safe types live: a type from anywhere else sends its head to the
+full load, where the strict serializer names it (an integrity finding, perhaps)."""
+
+
+class _Foreign(Exception):
+    """A stored type from outside `_OWN_MODULES`: the first look cannot clear it."""
+
+
 class _Unknown:
     """Stands for any extension value the first look does not need to understand."""
 
@@ -45,9 +68,15 @@ def _plain_ext(code: int, data: bytes) -> Any:
         except Exception:
             decoded = _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
         if type(decoded) is list and len(decoded) >= 3 and type(decoded[2]) is dict:
-            return (decoded[1], decoded[2])  # (class name, fields)
+            if type(decoded[0]) is str and decoded[0].startswith(_MESSAGE_MODULES):
+                return (decoded[1], decoded[2])  # (class name, fields)
+            raise _Foreign  # a model of the application's: the full load names it
     elif code == _SNAPSHOT_EXT:  # the list inside: a snapshot is looked at like a plain value
         return _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
+    elif code in _CONSTRUCTOR_EXTS:  # a value inside a message: a datetime, a UUID ...
+        named = _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
+        if not (type(named) is list and named and str(named[0]).startswith(_OWN_MODULES)):
+            raise _Foreign
     return _UNKNOWN
 
 

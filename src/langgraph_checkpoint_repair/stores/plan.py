@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import Checkpoint, CheckpointTuple, copy_checkpoint
 from langgraph.checkpoint.base.id import uuid6
 
+from ..decoding.integrity import Finding
 from ..delta import (
     COUNTERS_KEY,
     as_snapshot,
@@ -30,7 +31,7 @@ RUN_KEY = "langgraph_repair_run"
 DETAIL_KEY = "langgraph_repair"
 """Metadata key holding what a repair or undo checkpoint did."""
 
-Status = Literal["clean", "repair", "in_flight", "recent"]
+Status = Literal["clean", "repair", "in_flight", "recent", "unreadable"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class Assessment:
     """Delta channels among `repaired`: a repair stores them as `_DeltaSnapshot`s."""
     tokens: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     """With a token budget: each repaired channel's count before and after."""
+    findings: tuple[Finding, ...] = ()
+    """What is wrong with the head's stored bytes (`decoding.integrity`)."""
 
 
 def tuple_key(tup: CheckpointTuple) -> tuple[str, str, str]:

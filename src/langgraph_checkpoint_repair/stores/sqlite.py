@@ -23,6 +23,8 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from ..decoding.integrity import StoredValue
+from . import stored_values as values
 from .base import Head, Selection
 from .claims import claim
 from .generic import AsyncGenericStore, GenericStore
@@ -108,6 +110,12 @@ class SqliteStore(GenericStore):
             rows = self.conn.execute(THREADS_SQL).fetchall()
         return _counted(rows, selection)
 
+    def stored_values(self, key: tuple[str, str, str]) -> list[StoredValue] | None:
+        with self.lock:
+            checkpoint = self.conn.execute(values.SQLITE_CHECKPOINT_SQL, key).fetchone()
+            writes = self.conn.execute(values.SQLITE_WRITES_SQL, key).fetchall()
+        return values.sqlite_values(checkpoint, writes)
+
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         with self.lock:
             row = self.conn.execute(HEAD_ID_SQL, (thread_id, checkpoint_ns)).fetchone()
@@ -177,6 +185,11 @@ class AsyncSqliteStore(AsyncGenericStore):
 
     async def count_heads(self, selection: Selection) -> int | None:
         return _counted(await self._all(THREADS_SQL, ()), selection)
+
+    async def stored_values(self, key: tuple[str, str, str]) -> list[StoredValue] | None:
+        checkpoint = await self._all(values.SQLITE_CHECKPOINT_SQL, key)
+        writes = await self._all(values.SQLITE_WRITES_SQL, key)
+        return values.sqlite_values(checkpoint[0] if checkpoint else None, writes)
 
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         rows = await self._all(HEAD_ID_SQL, (thread_id, checkpoint_ns))

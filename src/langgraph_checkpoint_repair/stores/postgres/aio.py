@@ -15,9 +15,11 @@ from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
+from ...decoding.integrity import StoredValue, trust_of
 from ...targets import privileges
 from ...targets.redact import scrubbed
 from ...targets.timeouts import GENTLE_SQL
+from .. import stored_values as values
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import AsyncGenericStore
 from ..look_helper import LookHelper
@@ -119,6 +121,14 @@ class AsyncPostgresStore(AsyncGenericStore):
                 read.walks[channel] = error
             else:
                 read.walks[channel] = sql.gather_walks(keys, walked, self.saver.serde)
+        query = values.page_values_query(sql.page_keys(rows), selection.channels)
+        try:
+            found = await self._rows(*query, binary=True)
+        except psycopg.Error as error:
+            read.suspects = error
+        else:
+            serde = self.saver.serde
+            read.suspects = values.suspect_heads(found, trust_of(serde), serde.loads_typed, True)
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
 
@@ -139,6 +149,12 @@ class AsyncPostgresStore(AsyncGenericStore):
     async def count_heads(self, selection: Selection) -> int | None:
         rows = await self._rows(*sql.count_query(selection, await self._within(selection)))
         return int(rows[0][0])
+
+    nul_matters = True
+
+    async def stored_values(self, key: tuple[str, str, str]) -> list[StoredValue] | None:
+        rows = await self._rows(values.POSTGRES_VALUES_SQL, values.key_params(key), binary=True)
+        return values.values_from_rows(rows)
 
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         rows = await self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))

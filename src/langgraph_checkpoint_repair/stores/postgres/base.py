@@ -372,6 +372,9 @@ class PageRows:
 
     rows: list[tuple[Any, ...]]
     walks: dict[str, ChannelWalks | Exception] = field(default_factory=dict)
+    suspects: set[HeadKey] | Exception = field(default_factory=set)
+    """Heads whose other values may hold an integrity finding (`stored_values`), or the
+    error their query raised (then every head of the page is loaded)."""
     judge_plain: PlainJudge = plain_verdicts
     """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them)."""
 
@@ -387,6 +390,11 @@ class PageRows:
     def after(self) -> tuple[str, str]:
         """The keyset cursor of the page that follows."""
         return (self.rows[-1][0], self.rows[-1][1])
+
+
+def page_keys(rows: Sequence[Sequence[Any]]) -> list[HeadKey]:
+    """The page's heads, each once, in the order of its rows."""
+    return list(dict.fromkeys((row[0], row[1], row[2]) for row in rows))
 
 
 def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
@@ -410,6 +418,14 @@ def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
 def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
     """The page's heads with their verdicts, from rows already read."""
     page = heads_from_rows(read.rows, serde, read.judge_plain)
+    suspects = read.suspects
+    if isinstance(suspects, Exception):
+        if store_lost(suspects):
+            raise suspects
+        logger.warning("integrity query failed, reading every head of the page: %s", suspects)
+        suspects = set(page.maybe_broken)
+    for key in suspects:
+        page.maybe_broken[key] = True
     for channel in page.to_walk:
         walked = read.walks.get(channel)
         if isinstance(walked, Exception):

@@ -15,9 +15,11 @@ from psycopg import Connection
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
+from ...decoding.integrity import StoredValue, trust_of
 from ...targets import privileges
 from ...targets.redact import scrubbed
 from ...targets.timeouts import GENTLE_SQL
+from .. import stored_values as values
 from ..base import Head, RepairEntry, Selection, StoreNotReady
 from ..generic import GenericStore
 from ..look_helper import LookHelper
@@ -110,6 +112,14 @@ class PostgresStore(GenericStore):
                 read.walks[channel] = error
             else:
                 read.walks[channel] = sql.gather_walks(keys, walked, self.saver.serde)
+        query = values.page_values_query(sql.page_keys(rows), selection.channels)
+        try:
+            found = self._rows(*query, binary=True)
+        except psycopg.Error as error:
+            read.suspects = error
+        else:
+            serde = self.saver.serde
+            read.suspects = values.suspect_heads(found, trust_of(serde), serde.loads_typed, True)
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
 
@@ -130,6 +140,12 @@ class PostgresStore(GenericStore):
     def count_heads(self, selection: Selection) -> int | None:
         rows = self._rows(*sql.count_query(selection, self._within(selection)))
         return int(rows[0][0])
+
+    nul_matters = True
+
+    def stored_values(self, key: tuple[str, str, str]) -> list[StoredValue] | None:
+        rows = self._rows(values.POSTGRES_VALUES_SQL, values.key_params(key), binary=True)
+        return values.values_from_rows(rows)
 
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         rows = self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))

@@ -1,0 +1,129 @@
+"""A checkpoint's values as stored, for the integrity findings (`decoding.integrity`):
+the SQL and row shapes of LangGraph's PostgreSQL and SQLite tables, shared by the
+sync and async stores. A store that only has the saver's API has no bytes to show."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import ormsgpack
+
+from ..decoding.integrity import Decode, StoredValue, Trust, suspect
+from ..decoding.names import OPTION
+
+POSTGRES_VALUES_SQL = """
+SELECT b.channel, b.type, b.blob, NULL::text AS task_id, NULL::integer AS idx
+FROM checkpoints c
+CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v (channel, version)
+JOIN checkpoint_blobs b
+    ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+    AND b.channel = v.channel AND b.version = v.version
+WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = %(checkpoint_ns)s
+    AND c.checkpoint_id = %(checkpoint_id)s
+UNION ALL
+SELECT w.channel, w.type, w.blob, w.task_id, w.idx
+FROM checkpoint_writes w
+WHERE w.thread_id = %(thread_id)s AND w.checkpoint_ns = %(checkpoint_ns)s
+    AND w.checkpoint_id = %(checkpoint_id)s
+ORDER BY 4 NULLS FIRST, 1, 5"""
+
+SQLITE_CHECKPOINT_SQL = """
+SELECT type, checkpoint FROM checkpoints
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+SQLITE_WRITES_SQL = """
+SELECT channel, type, value, task_id, idx FROM writes
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?
+ORDER BY task_id, idx"""
+
+WHOLE_CHECKPOINT = ""
+"""The channel of a value that is the whole checkpoint (SQLite stores it as one blob)."""
+
+
+def key_params(key: Sequence[str]) -> dict[str, str]:
+    thread_id, checkpoint_ns, checkpoint_id = key
+    return {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}
+
+
+def values_from_rows(rows: Sequence[Sequence[Any]]) -> list[StoredValue]:
+    """Rows of (channel, type, blob, task_id, idx) as stored values."""
+    return [
+        StoredValue(str(channel), type_, None if blob is None else bytes(blob), task_id, idx)
+        for channel, type_, blob, task_id, idx in rows
+    ]
+
+
+def sqlite_values(
+    checkpoint: Sequence[Any] | None, writes: Sequence[Sequence[Any]]
+) -> list[StoredValue]:
+    """SQLite keeps a checkpoint as one blob: each channel's value is cut out of it as
+    its own msgpack (extensions kept as stored), so a finding names its channel."""
+    values = [] if checkpoint is None else _channels_of(str(checkpoint[0]), bytes(checkpoint[1]))
+    return values + values_from_rows(writes)
+
+
+def _channels_of(type_: str, blob: bytes) -> list[StoredValue]:
+    if type_ != "msgpack":
+        return [StoredValue(WHOLE_CHECKPOINT, type_, blob)]
+    try:
+        whole = ormsgpack.unpackb(blob, ext_hook=ormsgpack.Ext, option=OPTION)
+        channel_values = whole["channel_values"]
+        return [
+            StoredValue(str(name), "msgpack", ormsgpack.packb(value, option=OPTION))
+            for name, value in channel_values.items()
+        ]
+    except Exception:  # the whole checkpoint does not read: the finding says so
+        return [StoredValue(WHOLE_CHECKPOINT, type_, blob)]
+
+
+# The first look at a page's heads reads the selected (message) channels; this reads the
+# rest of each head for `decoding.integrity.suspect`: its other channels' blobs and its
+# pending writes, each looked up on its table's primary key.
+POSTGRES_PAGE_VALUES_SQL = """
+SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, x.channel, x.type, x.blob, x.task_id
+FROM unnest(%(threads)s::text[], %(namespaces)s::text[], %(heads)s::text[])
+    AS h (thread_id, checkpoint_ns, checkpoint_id)
+JOIN checkpoints c
+    ON c.thread_id = h.thread_id AND c.checkpoint_ns = h.checkpoint_ns
+    AND c.checkpoint_id = h.checkpoint_id
+CROSS JOIN LATERAL (
+    SELECT b.channel, b.type, b.blob, NULL::text AS task_id
+    FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS v (channel, version)
+    JOIN checkpoint_blobs b
+        ON b.thread_id = h.thread_id AND b.checkpoint_ns = h.checkpoint_ns
+        AND b.channel = v.channel AND b.version = v.version
+    WHERE v.channel <> ALL(%(channels)s) AND b.type NOT IN ('empty', 'null', 'bytes', 'bytearray')
+    UNION ALL
+    SELECT w.channel, w.type, w.blob, w.task_id
+    FROM checkpoint_writes w
+    WHERE w.thread_id = h.thread_id AND w.checkpoint_ns = h.checkpoint_ns
+        AND w.checkpoint_id = h.checkpoint_id
+) x"""
+
+
+def page_values_query(
+    keys: Sequence[tuple[str, str, str]], channels: Sequence[str]
+) -> tuple[str, dict[str, Any]]:
+    threads, namespaces, heads = ([key[n] for key in keys] for n in range(3))
+    params = {
+        "threads": threads,
+        "namespaces": namespaces,
+        "heads": heads,
+        "channels": list(channels),
+    }
+    return POSTGRES_PAGE_VALUES_SQL, params
+
+
+def suspect_heads(
+    rows: Sequence[Sequence[Any]], trust: Trust, decode: Decode, nul_matters: bool
+) -> set[tuple[str, str, str]]:
+    """The heads of `page_values_query`'s rows whose other values may hold a finding."""
+    suspects: set[tuple[str, str, str]] = set()
+    for thread_id, ns, checkpoint_id, channel, type_, blob, task_id in rows:
+        key = (thread_id, ns, checkpoint_id)
+        if key in suspects:
+            continue
+        value = StoredValue(channel, type_, None if blob is None else bytes(blob), task_id)
+        if suspect(value, trust, decode, nul_matters):
+            suspects.add(key)
+    return suspects
