@@ -172,4 +172,60 @@ def test_nothing_a_stored_name_says_is_run(tmp_path: Path, pg_uri: str) -> None:
         assert "findings" not in report
         assert report["refused_types"] == ["tripwire_models.Order"]
         assert run_cli("show", target, "--thread", f"order-{kind}", **env).returncode == 0
+        listed = types_json(target, **env)
+        assert {"type": "tripwire_models:Order", "threads": 1, "status": "refused"} in listed[
+            "types"
+        ]
         assert not marker.exists()
+
+
+def types_json(target: str, *more: str, **env: str) -> dict[str, Any]:
+    done = run_cli("types", target, "--json", *more, **env)
+    assert done.returncode == 0, done.stderr
+    return last_json(done.stdout)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_types_lists_every_stored_type_and_the_list_strict_msgpack_needs(
+    kind: str, tmp_path: Path, pg_uri: str
+) -> None:
+    kept, gone = shop_module(tmp_path / "kept"), shop_module(tmp_path / "gone")
+    with application_saver(kind, tmp_path, pg_uri) as (target, saver):
+        for n in range(3):
+            store_order(saver, f"kept-{n}", kept)
+        store_order(saver, "gone-0", gone)
+        nul_graph(saver, text="plain").invoke({"text": "new"}, config("plain"))
+        store_order(saver, "kept-0", gone)  # the head now holds the other type only
+    forget_module(gone)
+    env = {"PYTHONPATH": str(tmp_path / "kept")}
+    kept_type, gone_type = f"{kept.__name__}:Order", f"{gone.__name__}:Order"
+
+    heads = types_json(target, **env)
+    assert set(heads) == {"types", "allowed_msgpack_modules"}
+    by_type = {entry["type"]: entry for entry in heads["types"]}
+    assert by_type[kept_type] == {"type": kept_type, "threads": 2, "status": "refused"}
+    assert by_type[gone_type] == {"type": gone_type, "threads": 2, "status": "lost"}
+    assert heads["allowed_msgpack_modules"] == [[kept.__name__, "Order"]]
+
+    history = types_json(target, "--all-checkpoints", **env)
+    assert {e["type"]: e["threads"] for e in history["types"]}[kept_type] == 3
+
+    allowed = types_json(target, "--allow-type", kept_type, **env)
+    assert {e["type"]: e["status"] for e in allowed["types"]}[kept_type] == "allowed"
+
+    printed = run_cli("types", target, **env)
+    assert printed.returncode == 0, printed.stderr
+    assert f"allowed_msgpack_modules=[('{kept.__name__}', 'Order')]" in printed.stdout
+    assert "6 threads looked at" not in printed.stdout and "5 threads looked at" in printed.stdout
+    assert gone_type in printed.stdout
+
+
+def test_types_needs_stored_bytes(tmp_path: Path) -> None:
+    """A saver known only through its API (an in-memory one here) shows no bytes."""
+    factory = tmp_path / "memory_factory.py"
+    factory.write_text(
+        "from langgraph.checkpoint.memory import InMemorySaver\nsaver = InMemorySaver()\n"
+    )
+    done = run_cli("types", "memory_factory:saver", PYTHONPATH=str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "shows no stored bytes" in done.stderr

@@ -1,6 +1,7 @@
 """The batch job: repair a whole thread store, audit it, undo it."""
 
 from .counting import acount_heads, count_heads
+from .inventory import TypeCount, TypeInventory, ainventory_types, inventory_types
 from .options import RunOptions
 from .preview import ThreadNotFound, ThreadPreview, apreview_thread, preview_thread
 from .report import RunReport, StoreLost, ThreadReport, UndoReport, UnknownRun
@@ -14,13 +15,17 @@ __all__ = [
     "ThreadNotFound",
     "ThreadPreview",
     "ThreadReport",
+    "TypeCount",
+    "TypeInventory",
     "UndoReport",
     "UnknownRun",
     "acount_heads",
+    "ainventory_types",
     "apreview_thread",
     "arepair_threads",
     "aundo_run",
     "count_heads",
+    "inventory_types",
     "migrate",
     "preview_thread",
     "repair_threads",

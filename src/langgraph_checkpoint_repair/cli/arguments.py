@@ -23,6 +23,7 @@ EXAMPLES = {
     "undo": "langgraph-repair undo postgresql://app@db/agents --run run-1f0c2a9e4b7d",
     "migrate": "langgraph-repair migrate postgresql://app@db/agents",
     "show": "langgraph-repair show sqlite:///threads.sqlite --thread 6f1c0e2a",
+    "types": "langgraph-repair types postgresql://app@db/agents --all-checkpoints",
 }
 TARGET_HELP = (
     "postgresql://..., sqlite:///path, or module:attr naming a saver factory "
@@ -122,6 +123,16 @@ def parser() -> Parser:
         "--channel", default="messages", metavar="NAME", help="the message channel to show"
     )
     _add_policy(show)
+    types = _add_command(
+        commands,
+        "types",
+        "list the types stored threads name and the allowed_msgpack_modules they need; "
+        "write nothing",
+    )
+    types.add_argument(
+        "--all-checkpoints", action="store_true",
+        help="look at every checkpoint of every thread, not only the heads",
+    )  # fmt: skip
     return root
 
 

@@ -17,12 +17,15 @@ from ..batch import (
     RunOptions,
     RunReport,
     ThreadPreview,
+    TypeInventory,
     UndoReport,
     acount_heads,
+    ainventory_types,
     apreview_thread,
     arepair_threads,
     aundo_run,
     count_heads,
+    inventory_types,
     migrate,
     preview_thread,
     repair_threads,
@@ -31,7 +34,7 @@ from ..batch import (
 from ..decoding.strict import StrictSerializer
 from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver, refuses_sync
 from .arguments import UsageError, build_policy
-from .output import list_lines, print_json, print_summary, print_threads, print_undo
+from .output import list_lines, print_json, print_summary, print_threads, print_types, print_undo
 from .progress import RunProgress
 from .show import print_preview
 from .stopping import StopRequest
@@ -69,7 +72,8 @@ class Job:
     def looks_only(self) -> bool:
         """scan, show and a dry run: the store is opened so that nothing can change it."""
         command = self.args.command
-        return command in ("scan", "show") or bool(self.options and self.options.dry_run)
+        looking = ("scan", "show", "types")
+        return command in looking or bool(self.options and self.options.dry_run)
 
     def open_and_run(self) -> int:
         opened = open_saver(
@@ -129,6 +133,8 @@ class Job:
             return self.undone(undo_run(saver, self.args.run, **self.undo_settings()))
         if self.args.command == "show":
             return self.shown(preview_thread(saver, self.args.thread, **self.show_settings()))
+        if self.args.command == "types":
+            return self.listed(inventory_types(saver, **self.types_settings()))
         assert self.options is not None
         total = count_heads(saver, self.options) if self.progress_shown else None
         with self.progress(total) as progress:
@@ -149,6 +155,8 @@ class Job:
         if self.args.command == "show":
             settings = self.show_settings()
             return self.shown(await apreview_thread(saver, self.args.thread, **settings))
+        if self.args.command == "types":
+            return self.listed(await ainventory_types(saver, **self.types_settings()))
         assert self.options is not None
         total = await acount_heads(saver, self.options) if self.progress_shown else None
         with self.progress(total) as progress:
@@ -180,6 +188,16 @@ class Job:
             "channel": self.args.channel,
             "policy": build_policy(self.args.policy),
         }
+
+    def types_settings(self) -> dict[str, Any]:
+        return {"all_checkpoints": self.args.all_checkpoints, "allowed": self.args.allowed_types}
+
+    def listed(self, inventory: TypeInventory) -> int:
+        if self.args.json:
+            print_json(inventory.to_json(), self.out)
+        else:
+            print_types(inventory, self.out)
+        return EXIT_OK
 
     def shown(self, preview: ThreadPreview) -> int:
         if self.args.json:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from ..batch import RunReport, UndoReport
+from ..batch import RunReport, TypeInventory, UndoReport
 from ..batch.report import thread_order
 from ..decoding.integrity import Finding
+from ..decoding.names import type_text
 from .cells import one_line
 from .tables import print_table
 
@@ -88,6 +89,24 @@ def describe_finding(finding: dict[str, Any]) -> str:
     return Finding(
         finding["code"], finding["channel"], finding["task_id"], finding["type"], finding["error"]
     ).describe()
+
+
+def print_types(inventory: TypeInventory, out: TextIO) -> None:
+    """The stored types, most held first, then the list strict msgpack needs."""
+    rows = [
+        (type_text(count.type_name), f"{count.threads:,}", count.status)
+        for count in inventory.types
+    ]
+    if rows:
+        print_table(rows, out, header=("type", "threads", "status"))
+    out.write(f"{inventory.threads_scanned:,} threads looked at\n")
+    lost = [type_text(count.type_name) for count in inventory.types if count.status == "lost"]
+    if lost:
+        named = one_line(", ".join(lost))
+        out.write(f"lost (not found here; `scan` names the threads): {named}\n")
+    if inventory.values_undecodable:
+        out.write(f"{inventory.values_undecodable:,} stored values do not decode (see `scan`)\n")
+    out.write(f"allowed_msgpack_modules={inventory.allowed_msgpack_modules!r}\n")
 
 
 def print_json(payload: dict[str, Any], out: TextIO) -> None:

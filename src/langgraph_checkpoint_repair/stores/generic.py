@@ -28,8 +28,17 @@ from .base import Head, RepairEntry, Selection, entry_from_metadata
 from .claims import claim
 from .plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
 from .races import Planned, Stored, WriteOutcome, head_moved, settled, thread_key
+from .stored_values import ThreadBlobs
 
 HeadKey = tuple[str, str, str]
+NO_BYTES = (
+    "this saver shows no stored bytes (only LangGraph's PostgreSQL and SQLite savers do): "
+    "open its store with a postgresql:// or sqlite:/// TARGET"
+)
+
+
+class NoStoredBytes(ValueError):
+    """The store is reached through the saver's API alone, which hands out objects."""
 
 
 def _latest(keys: Iterable[tuple[str, str, str]]) -> list[Head]:
@@ -143,6 +152,10 @@ class GenericStore:
     nul_matters = False
     """Whether the store refuses U+0000 in text, as PostgreSQL does."""
 
+    def type_pages(self, all_checkpoints: bool) -> Iterator[ThreadBlobs]:
+        """Each page of threads with the msgpack blobs of their heads (or whole history)."""
+        raise NoStoredBytes(NO_BYTES)
+
     def stored_values(self, key: HeadKey) -> list[StoredValue] | None:
         """A checkpoint's values as stored; None: the saver's API shows no bytes."""
         return None
@@ -233,6 +246,9 @@ class AsyncGenericStore:
                 await close()
 
     nul_matters = False
+
+    def type_pages(self, all_checkpoints: bool) -> AsyncIterator[ThreadBlobs]:
+        raise NoStoredBytes(NO_BYTES)
 
     async def stored_values(self, key: HeadKey) -> list[StoredValue] | None:
         return None

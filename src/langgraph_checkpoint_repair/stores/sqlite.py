@@ -47,6 +47,9 @@ SELECT count(*) FROM checkpoints
 WHERE thread_id = :thread_id AND checkpoint_ns = :checkpoint_ns AND checkpoint_id > :source
     AND parent_checkpoint_id = :source AND checkpoint_id <> :repair"""
 
+TYPES_PAGE = 500
+"""Threads per page of the `types` inventory (each is a bound parameter: SQLite's
+oldest builds take 999 at most)."""
 THREADS_SQL = "SELECT thread_id FROM checkpoints GROUP BY thread_id, checkpoint_ns"
 
 
@@ -109,6 +112,21 @@ class SqliteStore(GenericStore):
         with self.lock:
             rows = self.conn.execute(THREADS_SQL).fetchall()
         return _counted(rows, selection)
+
+    def type_pages(self, all_checkpoints: bool) -> Iterator[values.ThreadBlobs]:
+        """Pages of threads with the msgpack blobs of their heads (or whole history)."""
+        after: str | None = None
+        while True:
+            with self.lock:
+                found = self.conn.execute(*values.sqlite_threads_query(after, TYPES_PAGE))
+                threads = [str(row[0]) for row in found.fetchall()]
+                if not threads:
+                    return
+                rows: list[Any] = []
+                for query in values.sqlite_types_queries(threads, all_checkpoints):
+                    rows += self.conn.execute(query, threads).fetchall()
+            after = threads[-1]
+            yield values.sqlite_thread_blobs(threads, rows)
 
     def stored_values(self, key: tuple[str, str, str]) -> list[StoredValue] | None:
         with self.lock:
@@ -185,6 +203,20 @@ class AsyncSqliteStore(AsyncGenericStore):
 
     async def count_heads(self, selection: Selection) -> int | None:
         return _counted(await self._all(THREADS_SQL, ()), selection)
+
+    async def type_pages(self, all_checkpoints: bool) -> AsyncIterator[values.ThreadBlobs]:
+        """The twin of `SqliteStore.type_pages`."""
+        after: str | None = None
+        while True:
+            found = await self._all(*values.sqlite_threads_query(after, TYPES_PAGE))
+            threads = [str(row[0]) for row in found]
+            if not threads:
+                return
+            rows: list[Any] = []
+            for query in values.sqlite_types_queries(threads, all_checkpoints):
+                rows += await self._all(query, threads)
+            after = threads[-1]
+            yield values.sqlite_thread_blobs(threads, rows)
 
     async def stored_values(self, key: tuple[str, str, str]) -> list[StoredValue] | None:
         checkpoint = await self._all(values.SQLITE_CHECKPOINT_SQL, key)

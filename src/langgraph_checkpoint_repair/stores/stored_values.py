@@ -127,3 +127,128 @@ def suspect_heads(
         if suspect(value, trust, decode, nul_matters):
             suspects.add(key)
     return suspects
+
+
+# The `types` inventory: every msgpack value of each head (its channels at their
+# versions, its pending writes), a page of heads at a time; or with the whole history,
+# every value of a page of threads.
+POSTGRES_HEAD_TYPES_SQL = """
+WITH heads AS (
+    SELECT DISTINCT ON (thread_id, checkpoint_ns)
+        thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions
+    FROM checkpoints
+    WHERE {where}
+    ORDER BY thread_id DESC, checkpoint_ns DESC, checkpoint_id DESC
+    LIMIT %(page)s
+)
+SELECT h.thread_id, h.checkpoint_ns, x.blob
+FROM heads h
+LEFT JOIN LATERAL (
+    SELECT b.blob
+    FROM jsonb_each_text(h.versions) AS v (channel, version)
+    JOIN checkpoint_blobs b
+        ON b.thread_id = h.thread_id AND b.checkpoint_ns = h.checkpoint_ns
+        AND b.channel = v.channel AND b.version = v.version
+    WHERE b.type = 'msgpack'
+    UNION ALL
+    SELECT w.blob
+    FROM checkpoint_writes w
+    WHERE w.thread_id = h.thread_id AND w.checkpoint_ns = h.checkpoint_ns
+        AND w.checkpoint_id = h.checkpoint_id AND w.type = 'msgpack'
+) x ON TRUE
+ORDER BY h.thread_id DESC, h.checkpoint_ns DESC"""
+
+POSTGRES_THREAD_TYPES_SQL = """
+WITH threads AS (
+    SELECT DISTINCT thread_id FROM checkpoints
+    WHERE {where}
+    ORDER BY thread_id DESC
+    LIMIT %(page)s
+)
+SELECT t.thread_id, '' AS checkpoint_ns, x.blob
+FROM threads t
+LEFT JOIN LATERAL (
+    SELECT b.blob FROM checkpoint_blobs b
+    WHERE b.thread_id = t.thread_id AND b.type = 'msgpack'
+    UNION ALL
+    SELECT w.blob FROM checkpoint_writes w
+    WHERE w.thread_id = t.thread_id AND w.type = 'msgpack'
+) x ON TRUE
+ORDER BY t.thread_id DESC"""
+
+
+_AFTER_HEAD = "(thread_id, checkpoint_ns) < (%(after_thread)s, %(after_ns)s)"
+
+
+def postgres_types_query(
+    after: tuple[str, str] | None, all_checkpoints: bool, page_size: int
+) -> tuple[str, dict[str, Any]]:
+    """One page of the inventory's rows (thread, namespace, blob) after the cursor."""
+    params: dict[str, Any] = {"page": page_size}
+    if all_checkpoints:
+        where = "TRUE" if after is None else "thread_id < %(after_thread)s"
+        sql = POSTGRES_THREAD_TYPES_SQL
+    else:
+        where = "TRUE" if after is None else _AFTER_HEAD
+        sql = POSTGRES_HEAD_TYPES_SQL
+    if after is not None:
+        params.update(after_thread=after[0], after_ns=after[1])
+    return sql.format(where=where), params
+
+
+ThreadBlobs = list[tuple[str, list[bytes]]]
+"""A page of the inventory: each thread id with the msgpack blobs read for it."""
+
+
+def thread_blobs(rows: Sequence[Sequence[Any]]) -> ThreadBlobs:
+    """Rows of (thread, namespace, blob) grouped by thread, in their order."""
+    grouped: dict[str, list[bytes]] = {}
+    for thread_id, _, blob in rows:
+        found = grouped.setdefault(str(thread_id), [])
+        if blob is not None:
+            found.append(bytes(blob))
+    return list(grouped.items())
+
+
+SQLITE_CHECKPOINT_TYPES_SQL = """
+SELECT c.thread_id, c.checkpoint FROM checkpoints c
+WHERE c.type = 'msgpack' AND c.thread_id IN ({marks}) AND {which}"""
+SQLITE_WRITE_TYPES_SQL = """
+SELECT c.thread_id, w.value FROM checkpoints c
+JOIN writes w
+    ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
+    AND w.checkpoint_id = c.checkpoint_id
+WHERE w.type = 'msgpack' AND c.thread_id IN ({marks}) AND {which}"""
+SQLITE_HEAD_ONLY = """c.checkpoint_id = (
+    SELECT max(checkpoint_id) FROM checkpoints h
+    WHERE h.thread_id = c.thread_id AND h.checkpoint_ns = c.checkpoint_ns)"""
+SQLITE_THREADS_SQL = """
+SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id > ? ORDER BY thread_id LIMIT ?"""
+SQLITE_FIRST_THREADS_SQL = """
+SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id LIMIT ?"""
+
+
+def sqlite_threads_query(after: str | None, page_size: int) -> tuple[str, tuple[Any, ...]]:
+    """A page of thread ids after the cursor (the first page has none: "" is a thread)."""
+    if after is None:
+        return SQLITE_FIRST_THREADS_SQL, (page_size,)
+    return SQLITE_THREADS_SQL, (after, page_size)
+
+
+def sqlite_types_queries(threads: Sequence[str], all_checkpoints: bool) -> tuple[str, str]:
+    """The checkpoint and write queries of a page of threads (the threads as parameters)."""
+    which = "TRUE" if all_checkpoints else SQLITE_HEAD_ONLY
+    marks = ", ".join("?" * len(threads))
+    return (
+        SQLITE_CHECKPOINT_TYPES_SQL.format(marks=marks, which=which),
+        SQLITE_WRITE_TYPES_SQL.format(marks=marks, which=which),
+    )
+
+
+def sqlite_thread_blobs(threads: Sequence[str], rows: Sequence[Sequence[Any]]) -> ThreadBlobs:
+    """Rows of (thread, blob) grouped by thread, every thread of the page listed."""
+    grouped: dict[str, list[bytes]] = {str(thread_id): [] for thread_id in threads}
+    for thread_id, blob in rows:
+        if blob is not None:
+            grouped[str(thread_id)].append(bytes(blob))
+    return list(grouped.items())

@@ -20,7 +20,7 @@ from ...targets import privileges
 from ...targets.redact import scrubbed
 from ...targets.timeouts import GENTLE_SQL
 from .. import stored_values as values
-from ..base import Head, RepairEntry, Selection, StoreNotReady
+from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady
 from ..generic import AsyncGenericStore
 from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
@@ -151,6 +151,21 @@ class AsyncPostgresStore(AsyncGenericStore):
         return int(rows[0][0])
 
     nul_matters = True
+
+    async def type_pages(self, all_checkpoints: bool) -> AsyncIterator[values.ThreadBlobs]:
+        """The twin of `PostgresStore.type_pages`: the next page is read meanwhile."""
+        rows = await self._type_rows(None, all_checkpoints)
+        while rows:
+            after = (rows[-1][0], rows[-1][1])
+            ahead = asyncio.ensure_future(self._type_rows(after, all_checkpoints))
+            try:
+                yield values.thread_blobs(rows)
+            finally:
+                rows = await ahead
+
+    async def _type_rows(self, after: tuple[str, str] | None, all_checkpoints: bool) -> list[Any]:
+        query = values.postgres_types_query(after, all_checkpoints, PAGE_SIZE)
+        return await self._rows(*query, binary=True)
 
     async def stored_values(self, key: tuple[str, str, str]) -> list[StoredValue] | None:
         rows = await self._rows(values.POSTGRES_VALUES_SQL, values.key_params(key), binary=True)

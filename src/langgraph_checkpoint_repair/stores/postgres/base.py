@@ -200,7 +200,7 @@ def heads_query(
     """One page of heads after the keyset cursor `after`, newest thread ids first, of
     the thread ids `within` (a shard's range, `shards`: its first cursor is the range's
     `start`)."""
-    where, params = _where(selection, after, within)
+    where, params = keyset_where(selection, after, within)
     params.update(page=selection.page_size, channels=list(selection.channels))
     return _HEADS_SQL.format(where=where), params
 
@@ -209,11 +209,11 @@ def count_query(
     selection: Selection, within: ThreadRange | None = None
 ) -> tuple[str, dict[str, Any]]:
     """How many heads a run over `selection` looks at: one query, for a progress total."""
-    where, params = _where(selection, first_cursor(within), within)
+    where, params = keyset_where(selection, first_cursor(within), within)
     return COUNT_SQL.format(where=where), params
 
 
-def _where(
+def keyset_where(
     selection: Selection, after: tuple[str, str] | None, within: ThreadRange | None
 ) -> tuple[str, dict[str, Any]]:
     where = ["TRUE"]

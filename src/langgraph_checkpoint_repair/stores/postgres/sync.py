@@ -20,7 +20,7 @@ from ...targets import privileges
 from ...targets.redact import scrubbed
 from ...targets.timeouts import GENTLE_SQL
 from .. import stored_values as values
-from ..base import Head, RepairEntry, Selection, StoreNotReady
+from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady
 from ..generic import GenericStore
 from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
@@ -142,6 +142,21 @@ class PostgresStore(GenericStore):
         return int(rows[0][0])
 
     nul_matters = True
+
+    def type_pages(self, all_checkpoints: bool) -> Iterator[values.ThreadBlobs]:
+        """Pages of threads and their msgpack blobs; the next page is read while the
+        caller looks at this one."""
+        with ThreadPoolExecutor(1, thread_name_prefix="langgraph-repair-types") as reader:
+            rows = self._type_rows(None, all_checkpoints)
+            while rows:
+                after = (rows[-1][0], rows[-1][1])
+                ahead = reader.submit(self._type_rows, after, all_checkpoints)
+                yield values.thread_blobs(rows)
+                rows = ahead.result()
+
+    def _type_rows(self, after: tuple[str, str] | None, all_checkpoints: bool) -> list[Any]:
+        query = values.postgres_types_query(after, all_checkpoints, PAGE_SIZE)
+        return self._rows(*query, binary=True)
 
     def stored_values(self, key: tuple[str, str, str]) -> list[StoredValue] | None:
         rows = self._rows(values.POSTGRES_VALUES_SQL, values.key_params(key), binary=True)
