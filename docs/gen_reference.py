@@ -22,6 +22,7 @@ import langgraph_checkpoint_repair
 from langgraph_checkpoint_repair import RepairPolicy, server, targets
 from langgraph_checkpoint_repair.cli import arguments
 from langgraph_checkpoint_repair.decoding import strict
+from langgraph_checkpoint_repair.decoding.integrity import FINDING_CODES
 from langgraph_checkpoint_repair.engine.actions import ActionKind
 
 PACKAGE = Path(langgraph_checkpoint_repair.__file__).parent
@@ -232,8 +233,46 @@ def action_kinds_page() -> str:
             "because its read refused a stored type (see "
             "[strict loading](../explanation/strict-loading.md)).",
             "",
+            "## Integrity findings",
+            "",
+            "Generated from `FINDING_CODES`. What is wrong with a head's stored bytes "
+            "rather than its history: `scan --list` prints these codes after the action "
+            "kinds, `scan --json` lists each finding under the thread's `findings` "
+            "(code, channel, task_id of a pending write, type, error) and counts heads "
+            "by code under `findings`, and `show` prints one line each (see "
+            "[threads that will not load](../how-to/unreadable-threads.md)).",
+            "",
+            "| Code | What was found | Where |",
+            "| --- | --- | --- |",
+            *finding_rows(),
+            "",
         ]
     )
+
+
+FINDINGS: dict[str, tuple[str, str]] = {
+    "nul_text": (
+        "text holding U+0000 that PostgreSQL refuses in its JSONB columns: the thread's "
+        "next write fails, and so does every resume",
+        "a pending write whose value is text, on PostgreSQL only",
+    ),
+    "lost_type": (
+        "a stored type this environment cannot rebuild (its module is not found here, or "
+        "an allowed type does not import): LangGraph would hand back plain data",
+        "any channel value or pending write",
+    ),
+    "undecodable": (
+        "bytes the saver's serializer cannot decode at all; the head's outcome is "
+        "`unreadable` and the run goes on",
+        "any channel value or pending write; on SQLite, the whole checkpoint",
+    ),
+}
+
+
+def finding_rows() -> list[str]:
+    if set(FINDING_CODES) != set(FINDINGS):
+        raise LookupError(f"describe these finding codes: {set(FINDING_CODES) ^ set(FINDINGS)}")
+    return [f"| `{code}` | {FINDINGS[code][0]} | {FINDINGS[code][1]} |" for code in FINDING_CODES]
 
 
 # Each variable the package reads; the build fails when one is no longer in its source.
