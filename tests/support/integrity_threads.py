@@ -90,8 +90,8 @@ class OrderState(TypedDict, total=False):
     note: str
 
 
-def store_order(saver: BaseCheckpointSaver[Any], thread_id: str, shop: ModuleType) -> None:
-    """A graph that keeps an `Order` in a channel, run once on `saver`."""
+def order_graph(saver: BaseCheckpointSaver[Any], shop: ModuleType) -> Any:
+    """A graph that keeps an `Order` of `shop` in a channel."""
 
     def take_order(state: OrderState) -> OrderState:
         return {"order": shop.Order("a", 2), "note": "taken"}
@@ -100,7 +100,12 @@ def store_order(saver: BaseCheckpointSaver[Any], thread_id: str, shop: ModuleTyp
     builder.add_node("take_order", take_order)
     builder.add_edge(START, "take_order")
     builder.add_edge("take_order", END)
-    builder.compile(checkpointer=saver).invoke({"note": "new"}, config(thread_id))
+    return builder.compile(checkpointer=saver)
+
+
+def store_order(saver: BaseCheckpointSaver[Any], thread_id: str, shop: ModuleType) -> None:
+    """`order_graph` run once on `saver`."""
+    order_graph(saver, shop).invoke({"note": "new"}, config(thread_id))
 
 
 def forget_module(module: ModuleType) -> None:
