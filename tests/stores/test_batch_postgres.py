@@ -123,3 +123,38 @@ async def test_migrations_are_idempotent_and_leave_langgraph_tables_alone(pg_uri
     assert rows(pg_uri, "SELECT version, name FROM langgraph_repair_migrations") == [
         (1, "0001_audit_tables.sql")
     ]
+
+
+async def test_the_first_look_sends_heads_that_may_hold_findings_to_the_full_load(
+    pg_uri: str, tmp_path: Any
+) -> None:
+    """A clean history whose message holds an application's type, a head whose other
+    channel holds one, a pending write of text holding U+0000: each is loaded in full
+    (where the findings are made); a clean head of LangGraph's own types is not."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from tests.support.integrity_threads import brick_with_nul, order_graph, shop_module
+
+    shop = shop_module(tmp_path / "shop")
+    with postgres(pg_uri) as store:
+        saver = store.saver
+        for thread_id, extra in (("clean", {}), ("in-message", {"size": shop.Size.LARGE})):
+            checkpoint = empty_checkpoint()
+            history = [HumanMessage("hi"), AIMessage("yo", additional_kwargs=extra)]
+            checkpoint["channel_values"] = {"messages": history}
+            checkpoint["channel_versions"] = {"messages": saver.get_next_version(None, None)}
+            metadata: Any = {"source": "loop", "step": 1, "parents": {}}
+            thread = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+            saver.put(thread, checkpoint, metadata, dict(checkpoint["channel_versions"]))
+        order_graph(saver, shop).invoke({"note": "new"}, {"configurable": {"thread_id": "other"}})
+        brick_with_nul(saver, "nul")
+        pg = store_for(saver)
+        assert isinstance(pg, PostgresStore)
+        heads = [h for page in pg.pages(Selection(page_size=2)) for h in page]
+    assert {h.thread_id: h.maybe_broken for h in heads} == {
+        "clean": False,
+        "in-message": True,
+        "other": True,
+        "nul": True,
+    }

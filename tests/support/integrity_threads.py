@@ -65,13 +65,21 @@ def write_module(folder: Path, name: str, body: str) -> Path:
 
 ORDER_MODULE = """
 from dataclasses import dataclass
+from enum import Enum
 
 
 @dataclass
 class Order:
     sku: str
     qty: int
+
+
+class Size(Enum):
+    SMALL = "s"
+    LARGE = "l"
 """
+"""`Order` is stored as its own extension; a `Size` kept inside a message stays one
+too (a message's fields are dumped by pydantic, which turns a dataclass into a dict)."""
 
 
 def shop_module(folder: Path) -> ModuleType:
