@@ -145,7 +145,7 @@ async def test_the_first_look_sends_heads_that_may_hold_findings_to_the_full_loa
             checkpoint["channel_values"] = {"messages": history}
             checkpoint["channel_versions"] = {"messages": saver.get_next_version(None, None)}
             metadata: Any = {"source": "loop", "step": 1, "parents": {}}
-            thread = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+            thread: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
             saver.put(thread, checkpoint, metadata, dict(checkpoint["channel_versions"]))
         order_graph(saver, shop).invoke({"note": "new"}, {"configurable": {"thread_id": "other"}})
         brick_with_nul(saver, "nul")
