@@ -20,7 +20,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..decoding.names import one_line, type_text
 from ..decoding.nul import NUL, scrub_nul
-from ..decoding.watch import LoadNotes, LostType, Undecodable, watching_load
+from ..decoding.watch import LoadNotes, LostType, Undecodable, channels_naming, watching_load
 from ..engine.policy import LostTypes
 from ..metrics import record_lost_types
 
@@ -134,7 +134,7 @@ class LoadGuard:
         if self.lost_types == "raise":
             first = lost[0]
             error = f"type {type_text(first.type)} cannot be rebuilt here ({first.reason})"
-            raise _error_for(tup.config, _where_value(tup, first.value), error)
+            raise _error_for(tup.config, _where_lost(tup, first), error)
         names = sorted({type_text(found.type) for found in lost})
         thread_id, ns, checkpoint_id = _ids(tup.config)
         logger.warning(
@@ -197,10 +197,16 @@ def _where_undecodable(tup: CheckpointTuple) -> str | None:
     return None
 
 
-def _where_value(tup: CheckpointTuple, value: Any) -> str:
+def _where_lost(tup: CheckpointTuple, lost: LostType) -> str:
+    """The channel or pending write whose value named the lost type; for a checkpoint
+    stored whole (SQLite), the channels whose bytes name it."""
     for where, held in reversed(list(_places(tup))):
-        if held is value:
+        if held is not lost.value:
+            continue
+        if held is not tup.checkpoint:
             return str(where)
+        channels = channels_naming(lost.blob, lost.type)
+        return ", ".join(f"channel {name!r}" for name in channels) or str(where)
     return SOMEWHERE
 
 

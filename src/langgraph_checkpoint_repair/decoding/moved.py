@@ -57,7 +57,7 @@ class MovedTypesSerializer:
         for named in met:
             reason = why_lost(named)
             if reason is not None:
-                notes.lost.append(LostType(named, reason, value))
+                notes.lost.append(LostType(named, reason, value, blob))
         return value
 
     def with_msgpack_allowlist(self, extra_allowlist: Iterable[Any]) -> MovedTypesSerializer:
