@@ -18,14 +18,18 @@ from typing import Any, TypedDict
 import psycopg
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy, UnreadableCheckpoint
+from langgraph_checkpoint_repair.compatibility import features
 from langgraph_checkpoint_repair.decoding.finders import module_findable
+from langgraph_checkpoint_repair.decoding.moved import MovedTypesSerializer
 from langgraph_checkpoint_repair.decoding.nul import REPLACEMENT
 from tests.support.seeding import config
 from tests.support.stores import Store, open_store
@@ -335,3 +339,23 @@ def test_sqlite_keeps_nul_as_it_is(tmp_path: Path, wrap: bool) -> None:
         out = text_graph(used, calls).invoke({"text": ""}, config("nul"))
         state = text_graph(used, calls).get_state(config("nul"))
     assert out["text"] == state.values["text"] == "before\x00after"
+
+
+# Strict msgpack mode: LangGraph widens the allowlist through `with_allowlist`.
+
+
+@pytest.mark.skipif(not features.HAS_MSGPACK_ALLOWLIST, reason="needs langgraph-checkpoint 4")
+def test_moved_types_survive_the_allowlist_of_strict_msgpack(shop: Shop) -> None:
+    saver = InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=None))
+    order_graph(saver, shop.old.Order(**ORDER)).invoke({}, config("strict"))
+    shop.forget_old()
+    wrapped = PatchingCheckpointer(saver, moved_types={shop.old_type: shop.new_type})
+    widened = wrapped.with_allowlist([(shop.new_name, "Order")])
+    assert isinstance(widened, PatchingCheckpointer) and widened.saver is not saver
+    assert isinstance(widened.saver.serde, MovedTypesSerializer)
+    new = importlib.import_module(shop.new_name)
+    loaded = widened.get_tuple(config("strict"))
+    assert loaded is not None
+    assert loaded.checkpoint["channel_values"]["order"] == new.Order(**ORDER)
+    refused = wrapped.get_tuple(config("strict"))  # the allowlist as it was: plain data
+    assert refused is not None and refused.checkpoint["channel_values"]["order"] == ORDER
