@@ -7,12 +7,9 @@ from __future__ import annotations
 import importlib
 import logging
 import sqlite3
-import sys
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any, TypedDict
 
 import psycopg
@@ -28,80 +25,23 @@ from langgraph.graph.state import CompiledStateGraph
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy, UnreadableCheckpoint
 from langgraph_checkpoint_repair.compatibility import features
-from langgraph_checkpoint_repair.decoding.finders import module_findable
 from langgraph_checkpoint_repair.decoding.moved import MovedTypesSerializer
 from langgraph_checkpoint_repair.decoding.nul import REPLACEMENT
 from tests.support.seeding import config
+from tests.support.shop import ORDER, Shop, order_graph, shop_on_path
 from tests.support.stores import Store, open_store
-
-ORDER_CLASS = """\
-from dataclasses import dataclass
-
-
-@dataclass
-class Order:
-    id: str
-    total: int
-"""
-ORDER = {"id": "o-1", "total": 3}
-
-
-class OrderState(TypedDict, total=False):
-    order: Any
-
-
-@dataclass
-class Shop:
-    """Two modules on sys.path holding the same `Order` class: the old one is where the
-    stored bytes name it, until `forget_old` deletes it."""
-
-    folder: Path
-    old: ModuleType
-    new_name: str
-
-    @property
-    def old_type(self) -> str:
-        return f"{self.old.__name__}:Order"
-
-    @property
-    def new_type(self) -> str:
-        return f"{self.new_name}:Order"
-
-    def forget_old(self) -> None:
-        (self.folder / f"{self.old.__name__}.py").unlink()
-        sys.modules.pop(self.old.__name__, None)
-        importlib.invalidate_caches()
-        module_findable.cache_clear()
 
 
 @pytest.fixture
 def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Shop]:
-    tag = uuid.uuid4().hex[:8]
-    folder = tmp_path / "modules"
-    folder.mkdir()
-    for name in (f"shop_old_{tag}", f"shop_new_{tag}"):
-        (folder / f"{name}.py").write_text(ORDER_CLASS)
-    monkeypatch.syspath_prepend(str(folder))
-    importlib.invalidate_caches()
-    old = importlib.import_module(f"shop_old_{tag}")
-    yield Shop(folder, old, f"shop_new_{tag}")
-    for name in (f"shop_old_{tag}", f"shop_new_{tag}"):
-        sys.modules.pop(name, None)
-    module_findable.cache_clear()
+    with shop_on_path(tmp_path, monkeypatch) as made:
+        yield made
 
 
 @pytest.fixture(params=["sqlite", "postgres", "aiosqlite", "apostgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     async with open_store(request.param, tmp_path, request) as opened:
         yield opened
-
-
-def order_graph(saver: BaseCheckpointSaver[Any], order: Any) -> CompiledStateGraph[Any]:
-    builder = StateGraph(OrderState)
-    builder.add_node("place", lambda state: {"order": order})
-    builder.add_edge(START, "place")
-    builder.add_edge("place", END)
-    return builder.compile(checkpointer=saver)
 
 
 async def placed(store: Store, shop: Shop, thread: str) -> None:
