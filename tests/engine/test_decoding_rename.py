@@ -18,6 +18,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
 
 from langgraph_checkpoint_repair.compatibility import features
+from langgraph_checkpoint_repair.decoding.moved import MovedTypesSerializer
 from langgraph_checkpoint_repair.decoding.names import TypeName, UndecodableBytes
 from langgraph_checkpoint_repair.decoding.rename import (
     ext_bytes,
@@ -229,6 +230,19 @@ def test_a_moved_type_is_parsed_from_old_equals_new() -> None:
 def test_a_malformed_moved_type_is_one_clear_line(text: str) -> None:
     with pytest.raises(ValueError) as raised:
         parse_moved(text)
-    assert ("\n" not in str(raised.value) and repr(text.strip()) in str(raised.value)) or (
-        "not a type" in str(raised.value)
-    )
+    message = str(raised.value)
+    assert "\n" not in message and ("not a moved type" in message or "not a type" in message)
+
+
+@pytest.mark.skipif(not features.HAS_MSGPACK_ALLOWLIST, reason="needs langgraph-checkpoint 4")
+def test_the_proxy_renames_loads_and_leaves_writes_and_the_rest_to_the_inner() -> None:
+    inner = JsonPlusSerializer(allowed_msgpack_modules=None)
+    proxy = MovedTypesSerializer(inner, {OLD: NEW})
+    stored = inner.dumps_typed([Point(1, "a")])
+    assert proxy.dumps_typed([Point(1, "a")]) == stored
+    assert proxy.pickle_fallback is inner.pickle_fallback
+    widened = proxy.with_msgpack_allowlist([NEW])
+    assert isinstance(widened, MovedTypesSerializer) and widened.moved == proxy.moved
+    assert widened.inner is not inner
+    assert widened.loads_typed(stored) == [MovedPoint(1, "a")]
+    assert proxy.loads_typed(stored) == [{"x": 1, "label": "a"}]  # strict: refused as data
