@@ -311,6 +311,12 @@ VARIABLES: list[tuple[str, str, str]] = [
         "the Agent Server",
         "message channels to repair, comma-separated (default: every channel holding messages)",
     ),
+    (
+        "LANGGRAPH_REPAIR_MOVED_TYPES",
+        "the Agent Server",
+        "classes stored under an old name, comma-separated `old.module:Old=new.module:New`: "
+        "loads build the new class (`moved_types`)",
+    ),
 ]
 
 

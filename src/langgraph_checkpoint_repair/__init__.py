@@ -1,6 +1,6 @@
 """Repair LangGraph threads whose history has tool calls without results."""
 
-from .checkpointer import PatchingCheckpointer, RepairEvent
+from .checkpointer import PatchingCheckpointer, RepairEvent, UnreadableCheckpoint
 from .engine import (
     MARKER_KEY,
     HistoryError,
@@ -30,6 +30,7 @@ __all__ = [
     "RepairEvent",
     "RepairPolicy",
     "RepairResult",
+    "UnreadableCheckpoint",
     "acancel_pending_tool_calls",
     "cancel_pending_tool_calls",
     "is_synthetic",

@@ -1,9 +1,11 @@
 """Repair counts on OpenTelemetry metrics, when the application has OpenTelemetry.
 
-The meter `langgraph_checkpoint_repair` holds two counters:
+The meter `langgraph_checkpoint_repair` holds three counters:
 `langgraph_repair.repairs` (one per repaired channel of a load, a batch head or a
-model call; attributes `surface` and `channel`) and `langgraph_repair.actions`
-(one per action; attributes `action`, `surface`, `channel`). Attributes take
+model call; attributes `surface` and `channel`), `langgraph_repair.actions`
+(one per action; attributes `action`, `surface`, `channel`) and
+`langgraph_repair.lost_types` (one per type a load met that cannot be rebuilt
+here; attribute `surface`). Attributes take
 bounded values only: thread ids go to the log records, never here.
 
 OpenTelemetry is looked for once, at the first repair recorded, and imported only
@@ -30,14 +32,15 @@ Surface = Literal["load", "batch", "in_run"]
 METER = "langgraph_checkpoint_repair"
 REPAIRS = "langgraph_repair.repairs"
 ACTIONS = "langgraph_repair.actions"
+LOST_TYPES = "langgraph_repair.lost_types"
 _DISTRIBUTION = "langgraph-checkpoint-repair"
 
 logger = logging.getLogger("langgraph_checkpoint_repair")
 
 _absent = False
 """Set once OpenTelemetry was looked for and not found (or failed to start)."""
-_counters: tuple[Any, Any] | None = None
-"""The repairs and actions counters, made at the first record."""
+_counters: tuple[Any, Any, Any] | None = None
+"""The repairs, actions and lost types counters, made at the first record."""
 _starting = threading.Lock()
 
 
@@ -49,7 +52,7 @@ def record_repairs(surface: Surface, actions: Mapping[str, Sequence[RepairAction
         counters = _counters or _start()
         if counters is None:
             return
-        repairs, by_action = counters
+        repairs, by_action, _ = counters
         for channel, acts in actions.items():
             repairs.add(1, {"surface": surface, "channel": channel})
             for kind, count in Counter(action.kind for action in acts).items():
@@ -58,7 +61,19 @@ def record_repairs(surface: Surface, actions: Mapping[str, Sequence[RepairAction
         logger.debug("could not record repair metrics", exc_info=True)
 
 
-def _start() -> tuple[Any, Any] | None:
+def record_lost_types(surface: Surface, count: int) -> None:
+    """Count `count` types met on `surface` that cannot be rebuilt here."""
+    if _absent or count <= 0:
+        return
+    try:
+        counters = _counters or _start()
+        if counters is not None:
+            counters[2].add(count, {"surface": surface})
+    except Exception:
+        logger.debug("could not record lost type metrics", exc_info=True)
+
+
+def _start() -> tuple[Any, Any, Any] | None:
     """The counters, made once; None (and nothing imported) without OpenTelemetry."""
     global _absent, _counters
     with _starting:
@@ -68,7 +83,7 @@ def _start() -> tuple[Any, Any] | None:
         return _counters
 
 
-def _make_counters() -> tuple[Any, Any] | None:
+def _make_counters() -> tuple[Any, Any, Any] | None:
     try:
         if importlib.util.find_spec("opentelemetry") is None:
             return None
@@ -82,4 +97,7 @@ def _make_counters() -> tuple[Any, Any] | None:
     actions = meter.create_counter(
         ACTIONS, unit="{action}", description="Repair actions, per kind and surface."
     )
-    return repairs, actions
+    lost = meter.create_counter(
+        LOST_TYPES, unit="{type}", description="Stored types a load could not rebuild here."
+    )
+    return repairs, actions, lost

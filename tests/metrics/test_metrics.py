@@ -4,27 +4,32 @@ package without OpenTelemetry installed."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
 import textwrap
+import uuid
 from collections import Counter
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 
 pytest.importorskip("opentelemetry.sdk", reason="needs opentelemetry-sdk (the dev extra)")
 
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
 from opentelemetry import metrics
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from langgraph_checkpoint_repair import PatchingCheckpointer
 from langgraph_checkpoint_repair.agents import RepairToolCallsMiddleware
-from langgraph_checkpoint_repair.metrics import ACTIONS, METER, REPAIRS
+from langgraph_checkpoint_repair.decoding.finders import module_findable
+from langgraph_checkpoint_repair.metrics import ACTIONS, LOST_TYPES, METER, REPAIRS
 from tests.support.agents import ToolBox, chat_graph, thread
 from tests.support.batch_runs import run_repair
 from tests.support.fakes import calls, model
@@ -316,3 +321,38 @@ def test_without_opentelemetry_repairs_and_never_imports_it() -> None:
         before=BLOCKED,
     )
     assert found == [["human", "ai", "tool", "human"], 4, 1, [], True]
+
+
+class OrderState(TypedDict):
+    order: Any
+
+
+async def test_each_load_of_a_lost_type_counts_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: InMemoryMetricReader
+) -> None:
+    """A class whose module is gone by the next load: one count per load, no thread id."""
+    name = f"shop_gone_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass Order:\n    id: str\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    order = importlib.import_module(name).Order("o-1")
+    saver = InMemorySaver()
+    builder = StateGraph(OrderState)
+    builder.add_node("place", lambda state: {"order": order})
+    builder.add_edge(START, "place")
+    builder.compile(checkpointer=saver).invoke({"order": None}, config("gone"))
+    (tmp_path / f"{name}.py").unlink()
+    sys.modules.pop(name)
+    importlib.invalidate_caches()
+    module_findable.cache_clear()
+    wrapped = PatchingCheckpointer(saver)
+    before = counts(reader)
+
+    wrapped.get_tuple(config("gone"))
+    wrapped.get_tuple(config("gone"))
+
+    delta = taken(reader, before)
+    assert delta == Counter({(LOST_TYPES, frozenset({("surface", "load")})): 2})
+    no_thread_ids(delta, "gone")

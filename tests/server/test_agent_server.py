@@ -243,7 +243,12 @@ def test_pool_size_policy_and_channels_come_from_the_environment() -> None:
     assert settings["pool_size"] == 4
     assert settings["policy"] == RepairPolicy(dangling="drop_call", language="zh")
     assert settings["channels"] == ["messages", "notes"]
-    assert settings_from({}) == {"pool_size": 10, "policy": RepairPolicy(), "channels": None}
+    assert settings_from({}) == {
+        "pool_size": 10,
+        "policy": RepairPolicy(),
+        "channels": None,
+        "moved_types": {},
+    }
     with pytest.raises(ValueError, match="LANGGRAPH_REPAIR_POOL_SIZE"):
         settings_from({"LANGGRAPH_REPAIR_POOL_SIZE": "many"})
     with pytest.raises(ValueError, match="not a policy setting"):

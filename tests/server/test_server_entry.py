@@ -4,18 +4,21 @@ oldest), but the same `checkpointer()` call, on a real SQLite file and real Post
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from langgraph_checkpoint_repair import PatchingCheckpointer, server
+from langgraph_checkpoint_repair import PatchingCheckpointer, UnreadableCheckpoint, server
 from tests.support.agents import ToolBox, react_agent
 from tests.support.context import WINDOW, markers, overflow, tokens
 from tests.support.fakes import model
 from tests.support.oracle import assert_valid, violations
 from tests.support.seeding import brick, config
+from tests.support.shop import ORDER, Shop, order_graph, shop_on_path
 from tests.support.stores import Store
 
 
@@ -85,3 +88,75 @@ async def test_the_environment_brings_a_token_budget(
         assert tokens(raw.checkpoint["channel_values"]["messages"]) > WINDOW
         fitted = loaded.checkpoint["channel_values"]["messages"]
         assert tokens(fitted) <= WINDOW - 300 and len(markers(fitted)) == 1
+
+
+@pytest.fixture
+def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Shop]:
+    with shop_on_path(tmp_path, monkeypatch) as made:
+        yield made
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def moved_target(request: pytest.FixtureRequest, tmp_path: Path, shop: Shop) -> str:
+    """A store holding one thread whose state names a class of a module now removed."""
+    if request.param == "postgres":
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        uri: str = request.getfixturevalue("pg_uri")
+        with PostgresSaver.from_conn_string(uri) as pg:
+            pg.setup()
+            order_graph(pg, shop.old.Order(**ORDER)).invoke({}, config("moved"))
+        target = uri
+    else:
+        path = tmp_path / "threads.sqlite"
+        with SqliteSaver.from_conn_string(str(path)) as saver:
+            order_graph(saver, shop.old.Order(**ORDER)).invoke({}, config("moved"))
+        target = f"sqlite:///{path}"
+    shop.forget_old()
+    return target
+
+
+async def test_the_environment_brings_moved_types(
+    moved_target: str, shop: Shop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_REPAIR_TARGET", moved_target)
+    monkeypatch.setenv(
+        "LANGGRAPH_REPAIR_MOVED_TYPES",
+        f"other.place:Gone=else.where:Gone, {shop.old_type}={shop.new_type}",
+    )
+    async with server.checkpointer() as saver:
+        loaded = await saver.aget_tuple(config("moved"))
+    assert loaded is not None
+    new = importlib.import_module(shop.new_name)
+    assert loaded.checkpoint["channel_values"]["order"] == new.Order(**ORDER)
+
+
+async def test_the_environment_brings_lost_types_raise(
+    moved_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_REPAIR_TARGET", moved_target)
+    monkeypatch.setenv("LANGGRAPH_REPAIR_POLICY", "lost_types=raise")
+    async with server.checkpointer() as saver:
+        with pytest.raises(UnreadableCheckpoint) as raised:
+            await saver.aget_tuple(config("moved"))
+    assert raised.value.thread_id == "moved" and raised.value.where == "channel 'order'"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "named"),
+    [
+        ("LANGGRAPH_REPAIR_MOVED_TYPES", "shop.models:Order", "LANGGRAPH_REPAIR_MOVED_TYPES"),
+        ("LANGGRAPH_REPAIR_MOVED_TYPES", "a:B=c.D", "LANGGRAPH_REPAIR_MOVED_TYPES"),
+        ("LANGGRAPH_REPAIR_POLICY", "lost_types=ignore", "lost_types"),
+    ],
+)
+async def test_a_bad_integrity_setting_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, named: str
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_REPAIR_TARGET", f"sqlite:///{tmp_path / 'threads.sqlite'}")
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError) as raised:
+        async with server.checkpointer():
+            pass
+    message = str(raised.value)
+    assert named in message and value.split("=")[-1] in message and "\n" not in message

@@ -1,6 +1,7 @@
 """The load-time repair wrapper around any LangGraph checkpoint saver."""
 
+from .integrity import UnreadableCheckpoint
 from .saver import PatchingCheckpointer
 from .view import OnRepair, RepairEvent
 
-__all__ = ["OnRepair", "PatchingCheckpointer", "RepairEvent"]
+__all__ = ["OnRepair", "PatchingCheckpointer", "RepairEvent", "UnreadableCheckpoint"]

@@ -11,8 +11,9 @@ inner class overrides, no more and no fewer.
 from __future__ import annotations
 
 import contextvars
+import copy
 import inspect
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +21,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ..decoding.moved import MovedTypesSerializer
+from ..decoding.names import TypeName
+from ..decoding.rename import moved_from
 from ..delta import aread_rebuilt, read_rebuilt
 from ..delta.chains import VerifiedChains, adelta_history, chain_key, delta_history
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
+from .integrity import LoadGuard, scrubs_nul
 from .view import LoadRepairer, OnRepair
 
 PASSTHROUGH_METHODS = (
@@ -49,6 +54,13 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
     list of messages is. `on_repair` receives a `RepairEvent` for each repaired
     load. Loads never write: the repaired value is stored the next time the
     graph writes that channel.
+
+    `moved_types` (`{"old.module:Old": "new.module:New"}`) makes loads rebuild a
+    stored type under its new name: the inner saver's serializer is wrapped so the
+    stored bytes name the new class before they are decoded. A stored value that does
+    not decode raises `UnreadableCheckpoint`; a type that cannot be rebuilt here is
+    logged, or raised, as `policy.lost_types` says. Over PostgreSQL, pending writes
+    of text holding U+0000 load with U+FFFD instead, so they can be stored.
     """
 
     saver: BaseCheckpointSaver[Any]
@@ -72,6 +84,7 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         policy: RepairPolicy | None = None,
         channels: Collection[str] | None = None,
         on_repair: OnRepair | None = None,
+        moved_types: Mapping[str, str] | None = None,
     ) -> None:
         if not isinstance(saver, BaseCheckpointSaver):
             raise TypeError(f"expected a BaseCheckpointSaver, got {type(saver).__name__}")
@@ -82,7 +95,10 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         check_channels(channels)
         self.channels = channels
         self.on_repair = on_repair
+        self.moved_types: dict[TypeName, TypeName] = moved_from(moved_types)
+        install_moved_types(saver, self.moved_types)
         self._view = LoadRepairer(self.policy, channels, on_repair)
+        self._guard = LoadGuard(self.policy.lost_types, scrubs_nul(saver))
         self._verified = VerifiedChains()
 
     def repair_tuple(self, tup: CheckpointTuple | None) -> CheckpointTuple | None:
@@ -105,6 +121,7 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
     @serde.setter
     def serde(self, value: SerializerProtocol) -> None:
         self.saver.serde = value
+        install_moved_types(self.saver, self.moved_types)
 
     @property
     def config_specs(self) -> list[Any]:
@@ -112,6 +129,20 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
 
     def get_next_version(self, current: Any, channel: None) -> Any:
         return self.saver.get_next_version(current, channel)
+
+
+def install_moved_types(
+    saver: BaseCheckpointSaver[Any], moved: Mapping[TypeName, TypeName]
+) -> None:
+    """Put the loading proxy on the saver's serializer (once), with `moved` added:
+    the saver's own loads then hand out the new classes and note what they meet."""
+    serde: Any = saver.serde
+    if isinstance(serde, MovedTypesSerializer):
+        if all(serde.moved.get(old) == new for old, new in moved.items()):
+            return
+        saver.serde = MovedTypesSerializer(serde.inner, {**serde.moved, **moved})
+        return
+    saver.serde = MovedTypesSerializer(serde, moved)
 
 
 def _loaded(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> CheckpointTuple | None:
@@ -193,7 +224,12 @@ def check_channels(channels: object) -> None:
 
 
 def _get_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> CheckpointTuple | None:
-    return _loaded(self, self.saver.get_tuple(config))
+    def read() -> list[CheckpointTuple]:
+        tup = self.saver.get_tuple(config)
+        return [] if tup is None else [tup]
+
+    found = self._guard.read(config, read)
+    return _loaded(self, found[0]) if found else None
 
 
 def _list(
@@ -201,18 +237,26 @@ def _list(
 ) -> Iterator[CheckpointTuple]:
     # Read the whole listing first: SqliteSaver and PostgresSaver hold their lock
     # while their generator is paused, and a delta rebuild reads through them.
-    for tup in list(self.saver.list(config, **kwargs)):
+    for tup in self._guard.read(config, lambda: list(self.saver.list(config, **kwargs))):
         yield _loaded(self, tup) or tup
 
 
 async def _aget_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> CheckpointTuple | None:
-    return await _aloaded(self, await self.saver.aget_tuple(config))
+    async def read() -> list[CheckpointTuple]:
+        tup = await self.saver.aget_tuple(config)
+        return [] if tup is None else [tup]
+
+    found = await self._guard.aread(config, read)
+    return await _aloaded(self, found[0]) if found else None
 
 
 async def _alist(
     self: PatchingCheckpointer, config: RunnableConfig | None, **kwargs: Any
 ) -> AsyncIterator[CheckpointTuple]:
-    for tup in [tup async for tup in self.saver.alist(config, **kwargs)]:
+    async def read() -> list[CheckpointTuple]:
+        return [tup async for tup in self.saver.alist(config, **kwargs)]
+
+    for tup in await self._guard.aread(config, read):
         yield await _aloaded(self, tup) or tup
 
 
@@ -222,14 +266,31 @@ def _with_allowlist(
     """The inner saver's own `with_allowlist`, wrapped again with the same settings.
     LangGraph asks for it on every load in strict msgpack mode: the new wrapper shares
     what this one knows of the store's chains, so they are not checked again."""
-    inner = self.saver.with_allowlist(extra_allowlist)
+    inner = _inner_with_allowlist(self.saver, extra_allowlist)
     if inner is self.saver:
         return self
     wrapped = PatchingCheckpointer(
         inner, policy=self.policy, channels=self.channels, on_repair=self.on_repair
     )
+    install_moved_types(inner, self.moved_types)
+    wrapped.moved_types = self.moved_types
     wrapped._verified = self._verified
     return wrapped
+
+
+def _inner_with_allowlist(
+    saver: BaseCheckpointSaver[Any], extra_allowlist: Collection[tuple[str, ...]]
+) -> BaseCheckpointSaver[Any]:
+    """The inner saver's `with_allowlist`, asked of a shallow copy holding the serializer
+    behind the loading proxy (LangGraph widens only serializers it knows); the same
+    saver when nothing changes."""
+    proxy = saver.serde
+    if not isinstance(proxy, MovedTypesSerializer):
+        return saver.with_allowlist(extra_allowlist)
+    bare = copy.copy(saver)
+    bare.serde = proxy.inner
+    widened = bare.with_allowlist(extra_allowlist)
+    return saver if widened is bare else widened
 
 
 def _get_delta_channel_history(

@@ -14,6 +14,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 Provider = Literal["anthropic", "openai", "openai-responses", "mistral", "bedrock"]
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "openai-responses", "mistral", "bedrock")
 MediaMode = Literal["placeholder", "downscale", "keep"]
+LostTypes = Literal["log", "raise"]
+LOST_TYPES: tuple[LostTypes, ...] = ("log", "raise")
 MEDIA_MODES: tuple[MediaMode, ...] = ("placeholder", "downscale", "keep")
 PROFILE_KEYS = (
     "image_inputs",
@@ -107,6 +109,10 @@ class RepairPolicy:
     - `token_counter`: counts a list of messages (a model's
       `get_num_tokens_from_messages`, `len`); `None` is LangChain's
       `count_tokens_approximately`.
+    - `lost_types`: what a load does when a stored value names a type this
+      environment cannot rebuild (its module or class gone): `"log"` (a warning
+      per load, naming the type and the thread; the load goes on as LangGraph's
+      does) or `"raise"` (`UnreadableCheckpoint`).
     """
 
     dangling: Literal["placeholder", "drop_call"] = "placeholder"
@@ -122,6 +128,7 @@ class RepairPolicy:
     max_input_tokens: int | None = None
     context_reserve: int | None = None
     token_counter: TokenCounter | None = None
+    lost_types: LostTypes = "log"
 
     def __post_init__(self) -> None:
         _check_choice("dangling", self.dangling, ("placeholder", "drop_call"))
@@ -134,6 +141,7 @@ class RepairPolicy:
             raise TypeError(f"RepairPolicy.strict must be a bool, not {self.strict!r}")
         _check_placeholder(self.placeholder)
         _check_choice("media", self.media, MEDIA_MODES)
+        _check_choice("lost_types", self.lost_types, LOST_TYPES)
         if self.media == "downscale" and not _has_pillow():
             raise ValueError(
                 "RepairPolicy.media='downscale' needs Pillow: "

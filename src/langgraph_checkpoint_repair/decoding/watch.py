@@ -1,0 +1,179 @@
+"""What one load met in the stored bytes: the decode failures and the lost types.
+
+A load (`watching_load()`) opens notes in a contextvar; the serializer proxy
+(`moved.MovedTypesSerializer`) writes into them as the inner saver decodes. A type
+that is not in LangGraph's safe set is named by LangGraph's own decode (its serde
+events, where it has them), so a clean load costs one contextvar look per blob;
+only such a type is looked at further: lost when its module cannot be found here,
+or when LangGraph imported its module and the class is not in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import ormsgpack
+
+from ..compatibility import features
+from .finders import module_findable
+from .names import OPTION, TypeName, UndecodableBytes, named_types
+from .strict import SAFE_TYPES
+
+
+@dataclass
+class LostType:
+    """A type a decoded blob named that cannot be rebuilt here, and what the decode gave."""
+
+    type: TypeName
+    reason: str
+    value: Any
+    """The decoded value of the blob that named it, to find where it sits."""
+    blob: bytes
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """Stands in, during a lenient reread, for a stored value that does not decode."""
+
+    error: BaseException
+
+
+@dataclass
+class LoadNotes:
+    """What the serializer met during one load."""
+
+    lenient: bool = False
+    """Hand back `Undecodable` for a value that does not decode instead of raising."""
+    failures: list[BaseException] = field(default_factory=list)
+    lost: list[LostType] = field(default_factory=list)
+
+    def caused(self, error: BaseException) -> BaseException | None:
+        """The decode failure noted here that `error` is or was raised from, if any."""
+        seen: set[int] = set()
+        current: BaseException | None = error
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            if any(current is failure for failure in self.failures):
+                return current
+            current = current.__cause__ or current.__context__
+        return None
+
+
+_notes: contextvars.ContextVar[LoadNotes | None] = contextvars.ContextVar(
+    "langgraph_repair_load_notes", default=None
+)
+
+
+@contextlib.contextmanager
+def watching_load(lenient: bool = False) -> Iterator[LoadNotes]:
+    """Notes of what the decodes run in the block (in this thread or task) meet."""
+    notes = LoadNotes(lenient=lenient)
+    token = _notes.set(notes)
+    try:
+        yield notes
+    finally:
+        _notes.reset(token)
+
+
+def current_notes() -> LoadNotes | None:
+    """The notes of the load under way here, if one is watched."""
+    return _notes.get()
+
+
+_met: contextvars.ContextVar[set[TypeName] | None] = contextvars.ContextVar(
+    "langgraph_repair_met_types", default=None
+)
+_MET_EVENTS = frozenset({"msgpack_unregistered_allowed", "msgpack_blocked"})
+_listening = threading.Lock()
+_listener_registered = False
+
+
+def _note_met_type(event: Any) -> None:
+    """LangGraph's decode met a type outside its safe set: note it for our decode."""
+    met = _met.get()
+    if met is not None and event.get("kind") in _MET_EVENTS:
+        met.add((str(event.get("module")), str(event.get("name"))))
+
+
+def _listen() -> None:
+    global _listener_registered
+    with _listening:
+        if not _listener_registered:
+            features.register_serde_event_listener(_note_met_type)
+            _listener_registered = True
+
+
+@contextlib.contextmanager
+def meeting_types(blob: bytes) -> Iterator[set[TypeName]]:
+    """The types outside LangGraph's safe set that the decode run in the block meets
+    in `blob`: told by LangGraph's decode where it has serde events, else read from
+    the bytes (one more pass, on older LangGraph only)."""
+    met: set[TypeName] = set()
+    if not features.HAS_SERDE_EVENTS:
+        yield met
+        met.update(_unsafe_named(blob))
+        return
+    _listen()
+    token = _met.set(met)
+    try:
+        yield met
+    finally:
+        _met.reset(token)
+
+
+def _unsafe_named(blob: bytes) -> set[TypeName]:
+    try:
+        named = named_types(blob)
+    except UndecodableBytes:
+        return set()
+    return {(n[0], n[1]) for n in named if n not in SAFE_TYPES and n[:2] not in SAFE_TYPES}
+
+
+def why_lost(named: TypeName) -> str | None:
+    """Why a type cannot be rebuilt here, or None when it can (as far as is known
+    without importing: a module LangGraph did not import is not looked into)."""
+    module, name = named
+    if not module_findable(module):
+        return f"module {module!r} is not found here"
+    loaded = sys.modules.get(module)
+    if loaded is not None and not hasattr(loaded, name):
+        return f"module {module!r} has no {name!r}"
+    return None
+
+
+def channels_naming(checkpoint_blob: bytes, named: TypeName) -> list[str]:
+    """The channels of a whole stored checkpoint (as SQLite stores one) whose value
+    names `named`, read without building anything."""
+    try:
+        stored = ormsgpack.unpackb(checkpoint_blob, ext_hook=_Raw, option=OPTION)
+    except Exception:
+        return []
+    values = stored.get("channel_values") if isinstance(stored, dict) else None
+    if not isinstance(values, dict):
+        return []
+    return [str(channel) for channel, value in values.items() if named in _names_in(value)]
+
+
+@dataclass(frozen=True)
+class _Raw:
+    code: int
+    data: bytes
+
+
+def _names_in(value: Any) -> set[tuple[str, ...]]:
+    if isinstance(value, _Raw):
+        try:
+            return named_types(ormsgpack.packb(ormsgpack.Ext(value.code, value.data)))
+        except UndecodableBytes:
+            return set()
+    if isinstance(value, dict):
+        return set().union(*map(_names_in, value.values()), *map(_names_in, value))
+    if isinstance(value, list):
+        return set().union(*map(_names_in, value))
+    return set()
