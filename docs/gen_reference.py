@@ -208,6 +208,11 @@ KINDS: dict[str, tuple[str, str]] = {
     ),
     "context_trimmed": ("the oldest messages were removed to fit the token budget", BUDGET),
     "over_budget": ("what is left still does not fit: reported", BUDGET),
+    "type_moved": (
+        "a lost stored type was renamed in the stored bytes to the class it moved to "
+        "(no object built; a batch repair, recorded on the channel)",
+        "with `--type-moved old.module:Old=new.module:New`",
+    ),
 }
 
 

@@ -5,59 +5,27 @@ command reads them in a child process."""
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from tests.support.cli_runs import last_json, run_cli
 from tests.support.integrity_threads import (
+    application_saver,
     brick_with_nul,
     forget_module,
     nul_graph,
+    scan_json,
     shop_module,
     store_order,
+    thread_entry,
     truncate_postgres_head,
     truncate_sqlite_head,
 )
 from tests.support.seeding import config
 
 KINDS = ["sqlite", "postgres"]
-
-
-@contextmanager
-def application_saver(kind: str, tmp_path: Path, pg_uri: str) -> Iterator[tuple[str, Any]]:
-    """The application's saver on a fresh store, and the TARGET the command is given."""
-    if kind == "sqlite":
-        path = tmp_path / "threads.sqlite"
-        with closing(sqlite3.connect(path, check_same_thread=False)) as conn:
-            saver: BaseCheckpointSaver[Any] = SqliteSaver(conn)
-            saver.setup()  # type: ignore[attr-defined]
-            yield f"sqlite:///{path}", saver
-    else:
-        with psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0) as conn:
-            saver = PostgresSaver(conn)  # type: ignore[arg-type]
-            saver.setup()
-            yield pg_uri, saver
-
-
-def scan_json(target: str, *more: str, **env: str) -> dict[str, Any]:
-    done = run_cli("scan", target, "--min-idle", "0", "--json", *more, **env)
-    assert done.returncode == 0, done.stderr
-    return last_json(done.stdout)
-
-
-def thread_entry(report: dict[str, Any], thread_id: str) -> dict[str, Any]:
-    (entry,) = [t for t in report["threads"] if t["thread_id"] == thread_id]
-    assert isinstance(entry, dict)
-    return entry
 
 
 @pytest.mark.parametrize("kind", KINDS)

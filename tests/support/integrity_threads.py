@@ -9,15 +9,20 @@ import sqlite3
 import sys
 import textwrap
 import uuid
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypedDict
 
 import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
+from langgraph_checkpoint_repair.stores import store_for
+from tests.support.cli_runs import last_json, run_cli
 from tests.support.seeding import config
 
 NUL_TEXT = "page one\x00page two"
@@ -149,3 +154,44 @@ def truncate_sqlite_head(path: Path, thread_id: str) -> None:
             "(SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?)",
             (thread_id, thread_id),
         )
+
+
+@contextmanager
+def application_saver(kind: str, tmp_path: Path, pg_uri: str) -> Iterator[tuple[str, Any]]:
+    """The application's saver on a store of `kind` (SQLite in tmp_path, or the test's
+    PostgreSQL schema), and the TARGET the command is given for it."""
+    if kind == "sqlite":
+        path = tmp_path / "threads.sqlite"
+        with closing(sqlite3.connect(path, check_same_thread=False)) as conn:
+            saver: BaseCheckpointSaver[Any] = SqliteSaver(conn)
+            saver.setup()  # type: ignore[attr-defined]
+            yield f"sqlite:///{path}", saver
+    else:
+        with psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0) as conn:
+            saver = PostgresSaver(conn)  # type: ignore[arg-type]
+            saver.setup()
+            yield pg_uri, saver
+
+
+def stored_channel(saver: BaseCheckpointSaver[Any], thread_id: str, channel: str) -> bytes:
+    """The bytes the head of `thread_id` stores for `channel`, as they are."""
+    store = store_for(saver)
+    head = store.head_id(thread_id, "")
+    assert head is not None
+    values = store.stored_values((thread_id, "", head)) or []
+    (blob,) = [v.blob for v in values if v.channel == channel and v.task_id is None]
+    assert blob is not None
+    return blob
+
+
+def scan_json(target: str, *more: str, **env: str) -> dict[str, Any]:
+    """`scan --json` by the real command, which must exit 0; its JSON line."""
+    done = run_cli("scan", target, "--min-idle", "0", "--json", *more, **env)
+    assert done.returncode == 0, done.stderr
+    return last_json(done.stdout)
+
+
+def thread_entry(report: dict[str, Any], thread_id: str) -> dict[str, Any]:
+    (entry,) = [t for t in report["threads"] if t["thread_id"] == thread_id]
+    assert isinstance(entry, dict)
+    return entry

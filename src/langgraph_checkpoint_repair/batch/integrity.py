@@ -5,7 +5,7 @@ shared by the sync and async runs. The stores read the bytes (`stored_values`);
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import ormsgpack
@@ -13,9 +13,11 @@ from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..decoding.integrity import NUL, Finding, StoredValue, inspect_values, trust_of
-from ..decoding.names import one_line
+from ..decoding.names import OPTION, TypeName, one_line, type_text
+from ..decoding.rename import rename_types
 from ..decoding.strict import StrictSerializer
-from ..stores.plan import Assessment
+from ..engine import RepairAction
+from ..stores.plan import Assessment, Status, tuple_key
 
 
 def decode_error(error: BaseException) -> bool:
@@ -76,3 +78,57 @@ def findings_of(
         for module, _, name in lost
         if trust.lost((module, name))
     )
+
+
+def as_stored(blob: bytes) -> Any:
+    """A msgpack value as plain data whose extensions stay the bytes they were
+    (`ormsgpack.Ext`): written again by LangGraph's serializer it gives back the same
+    bytes, and nothing it names is imported or built."""
+    return ormsgpack.unpackb(blob, ext_hook=ormsgpack.Ext, option=OPTION)
+
+
+def moved_types_repair(
+    tup: CheckpointTuple,
+    findings: Sequence[Finding],
+    values: Sequence[StoredValue],
+    moved: Mapping[TypeName, TypeName],
+    status: Status,
+) -> Assessment | None:
+    """The `type_moved` repair of a head whose lost types all have a new name, on
+    channel values (a pending write belongs to its checkpoint: it is reported, never
+    carried); None when it has no lost type or one without a mapping. Every channel
+    value of the head is written back as stored, the renamed ones under new versions."""
+    lost = [finding for finding in findings if finding.code == "lost_type"]
+    if not lost or not all(_renamable(finding, moved) for finding in lost):
+        return None
+    kept = {
+        value.channel: value.blob
+        for value in values
+        if value.task_id is None and value.type == "msgpack" and value.blob and value.channel
+    }
+    renamed = {finding.channel for finding in lost}
+    if not renamed <= kept.keys():
+        return None  # found in a value that is not the channel's own (the whole checkpoint)
+    stored = {name: as_stored(rename_types(blob, moved) if name in renamed else blob)
+              for name, blob in kept.items()}  # fmt: skip
+    actions = {
+        name: tuple(_moved_action(f, moved) for f in lost if f.channel == name) for name in renamed
+    }
+    key = tuple_key(tup)
+    return Assessment(
+        *key, status=status, broken=False, actions=actions, findings=tuple(findings),
+        stored_as_is=stored, repaired={name: stored[name] for name in renamed},
+    )  # fmt: skip
+
+
+def _renamable(finding: Finding, moved: Mapping[TypeName, TypeName]) -> bool:
+    if finding.task_id is not None or not finding.channel or finding.type_name is None:
+        return False
+    module, _, name = finding.type_name.partition(":")
+    return (module, name) in moved
+
+
+def _moved_action(finding: Finding, moved: Mapping[TypeName, TypeName]) -> RepairAction:
+    module, _, name = str(finding.type_name).partition(":")
+    new = type_text(moved[(module, name)])
+    return RepairAction("type_moved", None, None, 0, f"{finding.type_name} -> {new}")

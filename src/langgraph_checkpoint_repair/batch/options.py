@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ..decoding.names import TypeName, type_text
+from ..decoding.rename import moved_from
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
 from ..stores.base import PAGE_SIZE, Selection
@@ -40,6 +42,10 @@ class RunOptions:
     """Keep at most this many broken heads in the report's `threads` (the first by thread
     id; the rest are counted in `threads_not_listed`), so a run's memory stays flat on a
     store of millions; None keeps every one."""
+    moved_types: Mapping[Any, Any] = field(default_factory=dict)
+    """Lost types to rename in the stored bytes (action `type_moved`), as
+    `{"old.mod:Old": "new.mod:New"}` or `{(module, name): (module, name)}`; a lost type
+    without an entry is reported, never guessed."""
     run_id: str = field(default_factory=new_run_id)
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
@@ -63,6 +69,7 @@ class RunOptions:
         checks.rate(self.max_writes_per_second)
         if self.max_reported_threads is not None:
             checks.whole("max_reported_threads", self.max_reported_threads, 0)
+        object.__setattr__(self, "moved_types", _moved_types(self.moved_types))
 
     @property
     def idle(self) -> timedelta:
@@ -84,7 +91,20 @@ class RunOptions:
             "concurrency": self.concurrency,
             "limit": self.limit,
             "max_writes_per_second": self.max_writes_per_second,
+            **({"moved_types": self.moved_texts()} if self.moved_types else {}),
         }
+
+    def moved_texts(self) -> dict[str, str]:
+        return {type_text(old): type_text(new) for old, new in self.moved_types.items()}
+
+
+def _moved_types(value: Mapping[Any, Any]) -> dict[TypeName, TypeName]:
+    """Moved types as (module, name) pairs, whichever way they were given."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"moved_types must be a mapping, not {value!r}")
+    if all(isinstance(k, tuple) and isinstance(v, tuple) for k, v in value.items()):
+        return dict(value)
+    return moved_from(value)
 
 
 def outcome_before_writing(assessment: Assessment, dry_run: bool) -> str | None:

@@ -23,13 +23,14 @@ from ..stores.plan import (
     Assessment,
     NewCheckpoint,
     assess,
+    bytes_status,
     checkpoint_on_top,
     repair_detail,
     tuple_key,
 )
 from ..stores.races import WriteOutcome, head_moved
 from ..targets.redact import first_line
-from .integrity import findings_of, needs_inspection, unreadable
+from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
 from .report import RunReport, StoreLost
 
@@ -227,10 +228,26 @@ class _Run:
         alone for a refused or lost type (recorded here)."""
         serde = self.store.saver.serde
         findings = findings_of(values, refused, serde, self.store.nul_matters)
+        moved = self.moved_types_repair(tup, findings, values)
+        if moved is not None:
+            return moved
         if refused or any(finding.code == "lost_type" for finding in findings):
             self.skip_refused(tup, refused, findings)
             return None
         return replace(self.assess(tup), findings=findings)
+
+    def moved_types_repair(
+        self,
+        tup: CheckpointTuple,
+        findings: tuple[Finding, ...],
+        values: list[StoredValue] | None,
+    ) -> Assessment | None:
+        """The head's `type_moved` repair, where `--type-moved` names every lost type."""
+        o = self.options
+        if not o.moved_types or values is None:
+            return None
+        status = bytes_status(tup, o.idle, o.started)
+        return moved_types_repair(tup, findings, values, o.moved_types, status)
 
     def inspects(self, tup: CheckpointTuple, refused: set[str]) -> bool:
         return needs_inspection(tup, refused, self.store.saver.serde, self.store.nul_matters)
@@ -250,9 +267,12 @@ class _Run:
             return None
         detail = repair_detail(assessment)
         saver, run_id = self.store.saver, self.options.run_id
-        return checkpoint_on_top(
+        new = checkpoint_on_top(
             tup, assessment.repaired, saver.get_next_version, detail, run_id, assessment.snapshots
         )
+        kept = {k: v for k, v in assessment.stored_as_is.items() if k not in assessment.repaired}
+        new.checkpoint["channel_values"].update(kept)  # as stored, not as read
+        return new
 
 
 class _SyncRun(_Run):

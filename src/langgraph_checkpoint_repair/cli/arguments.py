@@ -12,6 +12,8 @@ from importlib.metadata import version
 from typing import Any, NoReturn
 
 from ..batch import RunOptions, checks
+from ..decoding.names import TypeName
+from ..decoding.rename import moved_from
 from ..decoding.strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
 from ..engine import RepairPolicy
 from ..engine.policy import policy_from_settings
@@ -195,6 +197,11 @@ def _add_run_command(commands: Any, name: str, summary: str) -> None:
             "checkpoint, violation codes) and nothing else",
         )  # fmt: skip
     command.add_argument(
+        "--type-moved", action="append", default=[], metavar="OLD=NEW",
+        help="a lost stored type whose class moved, as old.module:Old=new.module:New: its "
+        "stored bytes are rewritten to name the new class (repeatable; nothing is built)",
+    )  # fmt: skip
+    command.add_argument(
         "--channel", action="append", metavar="NAME",
         help="a message channel to repair (repeatable; default: messages); "
         "a channel found in no scanned thread is reported",
@@ -243,7 +250,15 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         policy=build_policy(args.policy),
         max_writes_per_second=args.max_writes_per_second,
         max_reported_threads=reported_threads(args),
+        moved_types=moved_types(args),
     )
+
+
+def moved_types(args: argparse.Namespace) -> dict[TypeName, TypeName]:
+    try:
+        return moved_from(args.type_moved)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 TABLE_ROWS = 50

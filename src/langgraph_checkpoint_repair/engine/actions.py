@@ -30,6 +30,9 @@ ActionKind = Literal[
     # Context overflow (a token budget: max_input_tokens or the model profile's):
     "context_trimmed",
     "over_budget",
+    # Stored bytes (the batch job, with `--type-moved`): a lost type renamed in place of
+    # the class it moved to, no object built:
+    "type_moved",
 ]
 
 

@@ -52,6 +52,9 @@ class Assessment:
     """With a token budget: each repaired channel's count before and after."""
     findings: tuple[Finding, ...] = ()
     """What is wrong with the head's stored bytes (`decoding.integrity`)."""
+    stored_as_is: Mapping[str, Any] = field(default_factory=dict)
+    """Channel values to write back as they are stored (extensions kept as raw bytes,
+    `batch.integrity.as_stored`): a repair of the bytes builds no object."""
 
 
 def tuple_key(tup: CheckpointTuple) -> tuple[str, str, str]:
@@ -109,6 +112,15 @@ def assess(
     return Assessment(
         thread_id, ns, checkpoint_id, status, broken, actions, repaired, snapshots, tokens
     )
+
+
+def bytes_status(tup: CheckpointTuple, min_idle: timedelta, now: datetime) -> Status:
+    """Whether a head whose stored bytes need a repair may be written on now: not while
+    it holds pending results (a checkpoint on top would leave them behind), nor while
+    the application may still be writing to it."""
+    if has_pending_results(tup.pending_writes or ()):
+        return "in_flight"
+    return "recent" if _written_since(tup.checkpoint, now - min_idle) else "repair"
 
 
 def token_estimates(
