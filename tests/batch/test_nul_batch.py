@@ -5,6 +5,7 @@ undo puts the original bytes back. Sync and async runs, real savers, no mocks.""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -213,3 +214,29 @@ def test_sqlite_keeps_u0000_and_nothing_is_reported(tmp_path: Any) -> None:
         report = repair_threads(saver, min_idle=timedelta(0))
         assert (report.threads, report.writes_rewritten, dict(report.findings)) == ([], 0, {})
         assert nul_graph(saver).get_state(config("nul")).values["text"] == NUL_TEXT
+
+
+def test_an_undo_inside_another_undos_window_restores_once(
+    bricked: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second undo of the run, whole, after the first read the run's record and before
+    it restores: the second restores, the first finds the bytes back already."""
+    before = pending_writes(bricked, "nul")
+    run_id = asyncio.run(repair("sync", bricked)).run_id
+    read = PostgresStore.rewrites_of
+    second: list[UndoReport] = []
+
+    def read_then_second_undo(store: PostgresStore, of: str) -> Any:
+        found = read(store, of)
+        if not second:
+            second.append(UndoReport("pending", of))
+            with postgres_saver(bricked) as saver:
+                second[0] = undo_run(saver, of)
+        return found
+
+    monkeypatch.setattr(PostgresStore, "rewrites_of", read_then_second_undo)
+    with postgres_saver(bricked) as saver:
+        first = undo_run(saver, run_id)
+    assert (second[0].writes_restored, first.writes_restored) == (1, 0)
+    assert [skip["reason"] for skip in first.skipped] == ["claimed"]
+    assert pending_writes(bricked, "nul") == before
