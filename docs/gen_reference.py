@@ -213,6 +213,14 @@ KINDS: dict[str, tuple[str, str]] = {
         "(no object built; a batch repair, recorded on the channel)",
         "with `--type-moved old.module:Old=new.module:New`",
     ),
+    "nul_replaced": (
+        "each U+0000 in a pending write's text became U+FFFD, the write rewritten in place",
+        "by the batch job on PostgreSQL, by default",
+    ),
+    "nul_stripped": (
+        "each U+0000 in a pending write's text was removed, the write rewritten in place",
+        'by the batch job on PostgreSQL, with `nul_text="strip"`',
+    ),
 }
 
 

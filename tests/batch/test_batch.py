@@ -35,6 +35,7 @@ async def test_dry_run_reports_what_a_run_would_do_and_writes_nothing(store: Sto
         "threads_needing_repair": 5,
         "threads_repaired": 5,
         "checkpoints_written": 5,
+        "writes_rewritten": 0,
         "skipped": {"in_flight": 1},
         "actions": {"moved": 1, "orphan_dropped": 1, "placeholder": 3},
         "errors": [],

@@ -31,11 +31,14 @@ RUN_KEYS = [
     "threads_needing_repair",
     "threads_repaired",
     "checkpoints_written",
+    "writes_rewritten",
     "skipped",
     "actions",
     "errors",
     "refused_types",
 ]
+
+MIGRATIONS = ["0001_audit_tables.sql", "0002_rewritten_writes.sql"]
 
 
 def run(*argv: str) -> tuple[int, str]:
@@ -156,7 +159,7 @@ def test_a_database_without_langgraph_tables_is_refused_untouched(
 
 def test_migrate_creates_the_audit_tables_once(postgres_target: tuple[str, Seeded]) -> None:
     uri, _ = postgres_target
-    assert last_json(run("migrate", uri, "--json")[1])["applied"] == ["0001_audit_tables.sql"]
+    assert last_json(run("migrate", uri, "--json")[1])["applied"] == MIGRATIONS
     assert last_json(run("migrate", uri, "--json")[1])["applied"] == []
 
 

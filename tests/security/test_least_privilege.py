@@ -18,17 +18,22 @@ from langgraph_checkpoint_repair.stores import StoreNotReady
 from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
 from tests.support.cli_runs import last_json, postgres_rows, run_cli
 from tests.support.histories import ai, human
+from tests.support.integrity_threads import brick_with_nul
+from tests.support.nul_rows import pending_writes, postgres_saver
 from tests.support.seeding import put_in_namespace
 from tests.support.stores import Store
 
 LANGGRAPH_TABLES = "checkpoints, checkpoint_blobs, checkpoint_writes"
-AUDIT_TABLES = "langgraph_repair_migrations, langgraph_repair_runs, langgraph_repair_threads"
+AUDIT_TABLES = (
+    "langgraph_repair_migrations, langgraph_repair_runs, langgraph_repair_threads, "
+    "langgraph_repair_rewrites"
+)
 LOOK_GRANTS = [f"GRANT SELECT ON {LANGGRAPH_TABLES}"]
 WRITE_GRANTS = [
     f"GRANT SELECT ON {LANGGRAPH_TABLES}, {AUDIT_TABLES}",
     "GRANT INSERT ON checkpoints, checkpoint_blobs, langgraph_repair_runs, "
-    "langgraph_repair_threads",
-    "GRANT UPDATE ON checkpoints, langgraph_repair_runs",
+    "langgraph_repair_threads, langgraph_repair_rewrites",
+    "GRANT UPDATE ON checkpoints, checkpoint_writes, langgraph_repair_runs",
 ]
 
 MakeRole = Callable[[list[str]], str]
@@ -142,6 +147,8 @@ def test_without_migrate_repair_asks_for_it_and_writes_nothing(
         ("REVOKE UPDATE ON checkpoints", "UPDATE on checkpoints"),
         ("REVOKE UPDATE ON langgraph_repair_runs", "UPDATE on langgraph_repair_runs"),
         ("REVOKE INSERT ON langgraph_repair_threads", "INSERT on langgraph_repair_threads"),
+        ("REVOKE UPDATE ON checkpoint_writes", "UPDATE on checkpoint_writes"),
+        ("REVOKE INSERT ON langgraph_repair_rewrites", "INSERT on langgraph_repair_rewrites"),
     ],
 )
 def test_a_missing_privilege_is_named_with_its_grant_before_any_write(
@@ -192,3 +199,24 @@ async def test_a_look_refuses_writes_at_the_server(broken_postgres: str) -> None
             await arepair_threads(asaver, min_idle=0)
     assert postgres_rows(broken_postgres)["checkpoints"] == 3  # nothing written, no table made
     assert "langgraph_repair_runs" not in postgres_rows(broken_postgres)
+
+
+def test_a_nul_repair_and_its_undo_need_no_more_than_a_repair(
+    pg_uri: str, make_role: MakeRole
+) -> None:
+    """The one repair that updates a row (a pending write holding U+0000) runs, and is
+    undone, with the same grants as every other repair."""
+    with postgres_saver(pg_uri) as saver:
+        brick_with_nul(saver, "nul")
+    migrated(pg_uri)
+    before = pending_writes(pg_uri, "nul")
+    role = make_role(WRITE_GRANTS)
+    repaired = run_cli("repair", role, "--min-idle", "0s", "--json")
+    assert repaired.returncode == 0, repaired.stderr
+    report = last_json(repaired.stdout)
+    assert report["writes_rewritten"] == 1
+    assert pending_writes(pg_uri, "nul") != before
+    undone = run_cli("undo", role, "--run", report["run_id"], "--json")
+    assert undone.returncode == 0, undone.stderr
+    assert last_json(undone.stdout)["writes_restored"] == 1
+    assert pending_writes(pg_uri, "nul") == before

@@ -21,6 +21,7 @@ ALL_TABLES = [
     "checkpoint_writes",
     "checkpoint_migrations",
     "langgraph_repair_threads",
+    "langgraph_repair_rewrites",
     "langgraph_repair_runs",
     "langgraph_repair_migrations",
 ]
@@ -116,12 +117,13 @@ async def test_migrations_are_idempotent_and_leave_langgraph_tables_alone(pg_uri
         before = columns(pg_uri)
         pg = store_for(store.saver)
         assert isinstance(pg, PostgresStore)
-        assert pg.migrate() == ["0001_audit_tables.sql"]
+        assert pg.migrate() == ["0001_audit_tables.sql", "0002_rewritten_writes.sql"]
         assert pg.migrate() == []
         repair_threads(store.saver, dry_run=True)
     assert columns(pg_uri) == before
     assert rows(pg_uri, "SELECT version, name FROM langgraph_repair_migrations") == [
-        (1, "0001_audit_tables.sql")
+        (1, "0001_audit_tables.sql"),
+        (2, "0002_rewritten_writes.sql"),
     ]
 
 

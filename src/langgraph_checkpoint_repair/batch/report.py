@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine import RepairAction
 from ..stores.plan import Assessment
 from ..targets.redact import first_line
 
@@ -35,8 +36,7 @@ class ThreadReport:
     @classmethod
     def of(cls, assessment: Assessment, outcome: str) -> ThreadReport:
         actions = {
-            name: [f"{a.kind}:{a.tool_call_id}" for a in acts]
-            for name, acts in assessment.actions.items()
+            name: [action_label(a) for a in acts] for name, acts in assessment.actions.items()
         }
         tokens = {
             name: {"before": before, "after": after}
@@ -68,6 +68,17 @@ class ThreadReport:
         return fields
 
 
+REWRITE_KINDS = frozenset({"nul_replaced", "nul_stripped"})
+"""Action kinds of pending writes rewritten in place (`stores.rewrites`)."""
+
+
+def action_label(action: RepairAction) -> str:
+    """`kind:tool_call_id`; a rewritten write is named by its task and index instead."""
+    if action.kind in REWRITE_KINDS:
+        return f"{action.kind}:{action.detail}/{action.index}"
+    return f"{action.kind}:{action.tool_call_id}"
+
+
 class UnknownRun(ValueError):
     """`undo` was given a run id with no recorded repair; nothing is written."""
 
@@ -91,6 +102,8 @@ class RunReport:
     threads_needing_repair: int = 0
     threads_repaired: int = 0
     checkpoints_written: int = 0
+    writes_rewritten: int = 0
+    """Pending writes rewritten in place (`nul_text`); no checkpoint is written for them."""
     skipped: Counter[str] = field(default_factory=Counter)
     actions: Counter[str] = field(default_factory=Counter)
     errors: list[dict[str, str]] = field(default_factory=list)
@@ -125,15 +138,19 @@ class RunReport:
         with self._lock:
             self.threads_scanned += count
 
-    def record(self, assessment: Assessment, outcome: str, written: str | None = None) -> None:
-        """Count one assessed head that was not clean."""
+    def record(
+        self, assessment: Assessment, outcome: str, written: str | None = None, rewritten: int = 0
+    ) -> None:
+        """Count one assessed head that was not clean; `rewritten`: the head's pending
+        writes a repair rewrites in place, instead of writing a checkpoint."""
         with self._lock:
             if assessment.broken:
                 self.threads_needing_repair += 1
             self.findings.update({finding.code for finding in assessment.findings})
             if outcome in ("repaired", "would_repair"):
                 self.threads_repaired += 1
-                self.checkpoints_written += 1
+                self.writes_rewritten += rewritten
+                self.checkpoints_written += 0 if rewritten else 1
                 for actions in assessment.actions.values():
                     self.actions.update(a.kind for a in actions)
             elif outcome != "reported":
@@ -172,6 +189,7 @@ class RunReport:
             "threads_needing_repair": self.threads_needing_repair,
             "threads_repaired": self.threads_repaired,
             "checkpoints_written": self.checkpoints_written,
+            "writes_rewritten": self.writes_rewritten,
             "skipped": dict(sorted(self.skipped.items())),
             "actions": dict(sorted(self.actions.items())),
             "errors": self.errors,
@@ -198,7 +216,9 @@ class UndoReport:
     undo_of: str
     threads_restored: int = 0
     threads_skipped: int = 0
-    skipped: list[dict[str, str]] = field(default_factory=list)
+    writes_restored: int = 0
+    """Pending writes given back their original bytes (a run that rewrote them in place)."""
+    skipped: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
     stopped: bool = False
     """The undo was asked to stop (a signal) before it looked at every thread."""
@@ -209,6 +229,7 @@ class UndoReport:
             "undo_of": self.undo_of,
             "threads_restored": self.threads_restored,
             "threads_skipped": self.threads_skipped,
+            "writes_restored": self.writes_restored,
             "skipped": self.skipped,
             "errors": self.errors,
             **({"stopped": True} if self.stopped else {}),

@@ -27,8 +27,10 @@ from ..stores.plan import (
     checkpoint_on_top,
     repair_detail,
     tuple_key,
+    written_since,
 )
 from ..stores.races import WriteOutcome, head_moved
+from ..stores.rewrites import RewritePlan, nul_rewrites
 from ..targets.redact import first_line
 from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
@@ -274,6 +276,45 @@ class _Run:
         new.checkpoint["channel_values"].update(kept)  # as stored, not as read
         return new
 
+    def plan_rewrite(
+        self, tup: CheckpointTuple, values: list[StoredValue] | None, assessment: Assessment
+    ) -> RewritePlan | None:
+        """The head's pending writes to rewrite in place: text holding U+0000 where the
+        store refuses it (DESIGN s17); None when there is none."""
+        if not self.store.nul_matters or values is None:
+            return None
+        if not any(finding.code == "nul_text" for finding in assessment.findings):
+            return None
+        serde, mode = self.store.saver.serde, self.options.policy.nul_text
+        return nul_rewrites(tuple_key(tup), values, serde, mode)
+
+    def rewrite_outcome(self, tup: CheckpointTuple) -> str:
+        """`repair`, or what the rewrite is instead: `recent` (written within
+        --min-idle), `would_repair` (a dry run), `limit` (over --limit)."""
+        o = self.options
+        if written_since(tup, o.started - o.idle):
+            return "recent"
+        outcome = "would_repair" if o.dry_run else "repair"
+        return outcome if self.quota.take() else "limit"
+
+    def rewrote(self, assessment: Assessment, plan: RewritePlan, outcome: str) -> None:
+        """Report a head whose writes were (or would be) rewritten, or why not. Its
+        history, if broken too, stays as it is: its pending writes make it in flight."""
+        shown = replace(assessment, actions=plan.actions())
+        if outcome in ("claimed", "moved_on"):
+            self.quota.give_back()  # nothing written: as `left_alone`
+        self.report.record(shown, outcome, rewritten=len(plan.writes))
+        if outcome == "repaired":
+            record_repairs("batch", shown.actions)
+            logger.info(
+                "rewrote thread=%r ns=%r checkpoint=%r writes=%d (%s)",
+                plan.thread_id,
+                plan.checkpoint_ns,
+                plan.checkpoint_id,
+                len(plan.writes),
+                plan.kind,
+            )
+
 
 class _SyncRun(_Run):
     store: ThreadStore
@@ -328,9 +369,21 @@ class _SyncRun(_Run):
         assessment = self.judge(tup, refused, values)
         if assessment is None:
             return
+        plan = self.plan_rewrite(stored, values, assessment)
+        if plan is not None:
+            self.rewrite(stored, assessment, plan)
+            return
         new = self.plan_write(stored, assessment)
         if new is not None:
             self.write(assessment, new)
+
+    def rewrite(self, stored: CheckpointTuple, assessment: Assessment, plan: RewritePlan) -> None:
+        outcome = self.rewrite_outcome(stored)
+        if outcome == "repair":
+            if not self.pacer.wait():
+                return  # stopped while waiting for its turn: left for the next run
+            outcome = self.store.rewrite_writes(self.options.run_id, plan)
+        self.rewrote(assessment, plan, outcome)
 
     def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
         current = self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)
@@ -397,9 +450,23 @@ class _AsyncRun(_Run):
         assessment = self.judge(tup, refused, values)
         if assessment is None:
             return
+        plan = self.plan_rewrite(stored, values, assessment)
+        if plan is not None:
+            await self.rewrite(stored, assessment, plan)
+            return
         new = self.plan_write(stored, assessment)
         if new is not None:
             await self.write(assessment, new)
+
+    async def rewrite(
+        self, stored: CheckpointTuple, assessment: Assessment, plan: RewritePlan
+    ) -> None:
+        outcome = self.rewrite_outcome(stored)
+        if outcome == "repair":
+            if not await self.pacer.await_turn():
+                return  # stopped while waiting for its turn: left for the next run
+            outcome = await self.store.rewrite_writes(self.options.run_id, plan)
+        self.rewrote(assessment, plan, outcome)
 
     async def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
         current = await self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)

@@ -3,12 +3,14 @@
 Each restore is a checkpoint on top of the run's repair, claimed and written as
 a repair is (`stores.races`), so undos of one run at once restore each thread
 once; an undo obeys a stop request and a write rate as a repair run does.
+Pending writes a run rewrote in place (`stores.rewrites`) get their original bytes
+back, each only while it still holds the bytes the run wrote, under the same lock.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -20,6 +22,7 @@ from ..stores.base import entry_from_metadata
 from ..stores.faults import store_lost
 from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
 from ..stores.races import WriteOutcome, head_moved
+from ..stores.rewrites import WriteRewrite, by_checkpoint
 from ..targets.redact import first_line
 from . import checks
 from .options import Pacer
@@ -44,7 +47,9 @@ def undo_run(
     checks.rate(max_writes_per_second)
     store = store_for(stored_saver(saver))
     undo = _Undo(run_id, stop, max_writes_per_second)
-    entries = known_repairs(run_id, list(store.repairs_of(run_id)))
+    entries = list(store.repairs_of(run_id))
+    rewrites = store.rewrites_of(run_id)
+    known_repairs(run_id, entries, rewrites)
     store.ready_to_write()
     store.begin_run(undo.report.run_id, "undo", {"undo_of": run_id})
     for entry in entries:
@@ -62,6 +67,15 @@ def undo_run(
             if store_lost(error):  # every later thread would fail too, each after a wait
                 raise
             undo.report.errors.append(_failure(entry, error))
+    for writes in by_checkpoint(rewrites):
+        if undo.stopping() or not undo.pacer.wait():
+            break
+        try:
+            undo.restored(writes, store.restore_writes(writes))
+        except Exception as error:
+            if store_lost(error):
+                raise
+            undo.report.errors.append(_failure(writes[0], error))
     store.finish_run(undo.report.run_id, undo.report.to_json())
     return undo.report
 
@@ -77,7 +91,9 @@ async def aundo_run(
     checks.rate(max_writes_per_second)
     store = astore_for(stored_saver(saver))
     undo = _Undo(run_id, stop, max_writes_per_second)
-    entries = known_repairs(run_id, [entry async for entry in store.repairs_of(run_id)])
+    entries = [entry async for entry in store.repairs_of(run_id)]
+    rewrites = await store.rewrites_of(run_id)
+    known_repairs(run_id, entries, rewrites)
     await store.ready_to_write()
     await store.begin_run(undo.report.run_id, "undo", {"undo_of": run_id})
     for entry in entries:
@@ -98,6 +114,15 @@ async def aundo_run(
             if store_lost(error):  # every later thread would fail too, each after a wait
                 raise
             undo.report.errors.append(_failure(entry, error))
+    for writes in by_checkpoint(rewrites):
+        if undo.stopping() or not await undo.pacer.await_turn():
+            break
+        try:
+            undo.restored(writes, await store.restore_writes(writes))
+        except Exception as error:
+            if store_lost(error):
+                raise
+            undo.report.errors.append(_failure(writes[0], error))
     await store.finish_run(undo.report.run_id, undo.report.to_json())
     return undo.report
 
@@ -122,6 +147,29 @@ class _Undo:
         else:  # another undo restored it, or the application wrote meanwhile
             _skip(self.report, entry, outcome)
 
+    def restored(self, writes: Sequence[WriteRewrite], outcomes: Sequence[str]) -> None:
+        """Count one checkpoint's rewritten writes put back; each write left alone is
+        listed with why (`postgres.rewrites.restore_outcome`)."""
+        restored = sum(outcome == "restored" for outcome in outcomes)
+        self.report.writes_restored += restored
+        if restored:
+            self.report.threads_restored += 1
+        else:
+            self.report.threads_skipped += 1
+        for write, outcome in zip(writes, outcomes, strict=True):
+            if outcome != "restored":
+                self.report.skipped.append(_write_skipped(write, outcome))
+
+
+def _write_skipped(write: WriteRewrite, reason: str) -> dict[str, Any]:
+    return {
+        "thread_id": write.thread_id,
+        "checkpoint_ns": write.checkpoint_ns,
+        "task_id": write.task_id,
+        "idx": write.idx,
+        "reason": reason,
+    }
+
 
 def _planned(entry: RepairEntry) -> Head:
     """The head an undo is written on: the run's repair checkpoint."""
@@ -135,11 +183,13 @@ def _rebuilt(
     return None if tup is None else load_rebuilt(saver, tup, None)[0]
 
 
-def known_repairs(run_id: str, entries: list[RepairEntry]) -> list[RepairEntry]:
-    """The run's recorded repairs; none means an unknown run id, refused before any write."""
-    if not entries:
+def known_repairs(
+    run_id: str, entries: Sequence[RepairEntry], rewrites: Sequence[WriteRewrite] = ()
+) -> None:
+    """Refuse, before any write, a run with no recorded repair (an unknown run id): no
+    repair checkpoint and no write rewritten in place."""
+    if not entries and not rewrites:
         raise UnknownRun(f"no repair recorded for run {run_id!r}: nothing to undo")
-    return entries
 
 
 def _head(entry: RepairEntry, checkpoint_id: str) -> Head:
@@ -210,7 +260,7 @@ def _skip(report: UndoReport, entry: RepairEntry, reason: str) -> None:
     )
 
 
-def _failure(entry: RepairEntry, error: BaseException) -> dict[str, str]:
+def _failure(entry: RepairEntry | WriteRewrite, error: BaseException) -> dict[str, str]:
     return {
         "thread_id": entry.thread_id,
         "checkpoint_ns": entry.checkpoint_ns,

@@ -52,6 +52,9 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
         (f"threads {verb}", f"{report.threads_repaired:,}"),
         (written, f"{report.checkpoints_written:,}"),
     ]
+    if report.writes_rewritten:  # pending writes rewritten in place (nul_text)
+        rewritten = "writes to rewrite" if report.dry_run else "writes rewritten"
+        rows.append((rewritten, f"{report.writes_rewritten:,}"))
     rows += [(f"skipped ({reason})", f"{n:,}") for reason, n in sorted(report.skipped.items())]
     rows += [(f"action {kind}", f"{n:,}") for kind, n in sorted(report.actions.items())]
     rows += [(f"threads with {code}", f"{n:,}") for code, n in sorted(report.findings.items())]
@@ -77,11 +80,14 @@ def print_undo(report: UndoReport, out: TextIO) -> None:
         ("threads restored", f"{report.threads_restored:,}"),
         ("threads skipped", f"{report.threads_skipped:,}"),
     ]
+    if report.writes_restored:
+        rows.append(("writes restored", f"{report.writes_restored:,}"))
     if report.stopped:
         rows.append(("stopped", "yes: run the command again to finish"))
     print_table(rows, out)
     for skipped in report.skipped:
-        out.write(f"skipped: thread {skipped['thread_id']!r} ({skipped['reason']})\n")
+        write = f" write {skipped['task_id']!r}/{skipped['idx']}" if "task_id" in skipped else ""
+        out.write(f"skipped: thread {skipped['thread_id']!r}{write} ({skipped['reason']})\n")
 
 
 def describe_finding(finding: dict[str, Any]) -> str:

@@ -16,6 +16,8 @@ PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "openai-responses", "m
 MediaMode = Literal["placeholder", "downscale", "keep"]
 LostTypes = Literal["log", "raise"]
 LOST_TYPES: tuple[LostTypes, ...] = ("log", "raise")
+NulMode = Literal["replace", "strip"]
+NUL_MODES: tuple[NulMode, ...] = ("replace", "strip")
 MEDIA_MODES: tuple[MediaMode, ...] = ("placeholder", "downscale", "keep")
 PROFILE_KEYS = (
     "image_inputs",
@@ -113,6 +115,9 @@ class RepairPolicy:
       environment cannot rebuild (its module or class gone): `"log"` (a warning
       per load, naming the type and the thread; the load goes on as LangGraph's
       does) or `"raise"` (`UnreadableCheckpoint`).
+    - `nul_text`: what the batch job does with U+0000 in a pending write's text on
+      PostgreSQL, which refuses it: `"replace"` (each becomes U+FFFD) or `"strip"`
+      (each is removed). The write is rewritten in place, audited and undoable.
     """
 
     dangling: Literal["placeholder", "drop_call"] = "placeholder"
@@ -129,6 +134,7 @@ class RepairPolicy:
     context_reserve: int | None = None
     token_counter: TokenCounter | None = None
     lost_types: LostTypes = "log"
+    nul_text: NulMode = "replace"
 
     def __post_init__(self) -> None:
         _check_choice("dangling", self.dangling, ("placeholder", "drop_call"))
@@ -142,6 +148,7 @@ class RepairPolicy:
         _check_placeholder(self.placeholder)
         _check_choice("media", self.media, MEDIA_MODES)
         _check_choice("lost_types", self.lost_types, LOST_TYPES)
+        _check_choice("nul_text", self.nul_text, NUL_MODES)
         if self.media == "downscale" and not _has_pillow():
             raise ValueError(
                 "RepairPolicy.media='downscale' needs Pillow: "

@@ -18,7 +18,7 @@ the run that wrote last.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -28,9 +28,11 @@ from .base import Head, RepairEntry, Selection, entry_from_metadata
 from .claims import claim
 from .plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
 from .races import Planned, Stored, WriteOutcome, head_moved, settled, thread_key
+from .rewrites import RewritePlan, WriteRewrite
 from .stored_values import ThreadBlobs
 
 HeadKey = tuple[str, str, str]
+NO_REWRITES = "this store keeps U+0000 as it is: no pending write needs rewriting"
 NO_BYTES = (
     "this saver shows no stored bytes (only LangGraph's PostgreSQL and SQLite savers do): "
     "open its store with a postgresql:// or sqlite:/// TARGET"
@@ -175,6 +177,17 @@ class GenericStore:
             if entry is not None:
                 yield entry
 
+    def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
+        """Never asked: only a store where `nul_matters` rewrites pending writes."""
+        raise NotImplementedError(NO_REWRITES)
+
+    def rewrites_of(self, run_id: str) -> list[WriteRewrite]:
+        """None: writes are only rewritten where U+0000 matters (PostgreSQL)."""
+        return []
+
+    def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[str]:
+        raise NotImplementedError(NO_REWRITES)
+
 
 class AsyncGenericStore:
     """Async store over any saver: the twin of `GenericStore`."""
@@ -267,3 +280,12 @@ class AsyncGenericStore:
             entry = entry_from_metadata(tup, run_id)
             if entry is not None:
                 yield entry
+
+    async def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
+        raise NotImplementedError(NO_REWRITES)
+
+    async def rewrites_of(self, run_id: str) -> list[WriteRewrite]:
+        return []
+
+    async def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[str]:
+        raise NotImplementedError(NO_REWRITES)

@@ -130,6 +130,11 @@ def token_estimates(
     return count_tokens(before, policy.token_counter), count_tokens(after, policy.token_counter)
 
 
+def written_since(tup: CheckpointTuple, moment: datetime) -> bool:
+    """Whether the head was written after `moment` (a live thread, within --min-idle)."""
+    return _written_since(tup.checkpoint, moment)
+
+
 def _written_since(checkpoint: Checkpoint, moment: datetime) -> bool:
     try:
         written = datetime.fromisoformat(checkpoint["ts"])

@@ -59,9 +59,15 @@ def sibling_key(planned: Planned, new: NewCheckpoint) -> dict[str, str]:
 def head_moved(head_id: str | None, planned: Planned, new: NewCheckpoint) -> WriteOutcome | None:
     """None while the head is still the one the repair was planned on; otherwise why not
     write: another run already wrote this very repair, or the thread moved on."""
+    return head_left(head_id, planned, new.checkpoint_id)
+
+
+def head_left(head_id: str | None, planned: Planned, repair_id: str | None) -> WriteOutcome | None:
+    """`head_moved` for a repair that writes checkpoint `repair_id`, or none (a rewrite
+    in place, whose head must still be the one it was planned on)."""
     if head_id == planned.checkpoint_id:
         return None
-    return "claimed" if head_id == new.checkpoint_id else "moved_on"
+    return "claimed" if repair_id is not None and head_id == repair_id else "moved_on"
 
 
 def settled(

@@ -3,9 +3,11 @@
 Only `migrate` runs DDL (and needs CREATE on the schema, once, as the tables'
 owner). A look (scan, show, a dry run) reads LangGraph's three tables. A run
 that writes (repair, undo) also appends checkpoints (`PostgresSaver.put`:
-an upsert into `checkpoints`, an insert into `checkpoint_blobs`) and records
-itself in the audit tables. The advisory locks a run takes need no privilege.
-The check reads the catalog only (`to_regclass`, `has_table_privilege`).
+an upsert into `checkpoints`, an insert into `checkpoint_blobs`), rewrites
+pending writes holding U+0000 in place (an update of `checkpoint_writes`, its
+rows locked while compared) and records itself in the audit tables. The
+advisory locks a run takes need no privilege. The check reads the catalog
+only (`to_regclass`, `has_table_privilege`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,12 @@ from typing import Any
 
 Needs = Mapping[str, tuple[str, ...]]
 
-AUDIT_TABLES = ("langgraph_repair_migrations", "langgraph_repair_runs", "langgraph_repair_threads")
+AUDIT_TABLES = (
+    "langgraph_repair_migrations",
+    "langgraph_repair_runs",
+    "langgraph_repair_threads",
+    "langgraph_repair_rewrites",
+)
 LOOK_NEEDS: Needs = {
     "checkpoints": ("SELECT",),
     "checkpoint_blobs": ("SELECT",),
@@ -24,10 +31,11 @@ LOOK_NEEDS: Needs = {
 WRITE_NEEDS: Needs = {
     "checkpoints": ("SELECT", "INSERT", "UPDATE"),
     "checkpoint_blobs": ("SELECT", "INSERT"),
-    "checkpoint_writes": ("SELECT",),
+    "checkpoint_writes": ("SELECT", "UPDATE"),
     "langgraph_repair_migrations": ("SELECT",),
     "langgraph_repair_runs": ("SELECT", "INSERT", "UPDATE"),
     "langgraph_repair_threads": ("SELECT", "INSERT"),
+    "langgraph_repair_rewrites": ("SELECT", "INSERT"),
 }
 MIGRATE = "run `langgraph-repair migrate` on this target once, as the owner of the tables"
 AUDIT_MISSING = f"the audit tables are missing: {MIGRATE} (it needs CREATE on the schema)"

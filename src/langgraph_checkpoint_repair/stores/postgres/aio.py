@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 import psycopg
@@ -24,8 +24,10 @@ from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady
 from ..generic import AsyncGenericStore
 from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
-from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
+from ..races import Planned, WriteOutcome, head_left, sibling_key, thread_key
+from ..rewrites import RewritePlan, WriteRewrite
 from . import base as sql
+from . import rewrites as rw
 from . import shards
 
 
@@ -228,7 +230,7 @@ class AsyncPostgresStore(AsyncGenericStore):
     ) -> WriteOutcome:
         async with self._connection() as conn, conn.transaction():
             await conn.execute(GENTLE_SQL)
-            moved = await self._claim(conn, planned, new)
+            moved = await self._claim(conn, planned, new.checkpoint_id)
             if moved is not None:
                 return moved
             if audit_row is not None:
@@ -239,16 +241,66 @@ class AsyncPostgresStore(AsyncGenericStore):
         return "superseded" if siblings[0][0] else "repaired"
 
     async def _claim(
-        self, conn: AsyncConnection[Any], planned: Planned, new: NewCheckpoint
+        self, conn: AsyncConnection[Any], planned: Planned, repair_id: str | None
     ) -> WriteOutcome | None:
+        if not await self._lock(conn, planned):
+            return "claimed"
+        async with conn.cursor(row_factory=tuple_row) as cursor:
+            await cursor.execute(sql.HEAD_ID_SQL, thread_key(planned))
+            head = await cursor.fetchone()
+        return head_left(None if head is None else head[0], planned, repair_id)
+
+    async def _lock(self, conn: AsyncConnection[Any], planned: Planned) -> bool:
         async with conn.cursor(row_factory=tuple_row) as cursor:
             await cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(planned)))
             taken = await cursor.fetchone()
-            if not (taken and taken[0]):
-                return "claimed"
-            await cursor.execute(sql.HEAD_ID_SQL, thread_key(planned))
-            head = await cursor.fetchone()
-        return head_moved(None if head is None else head[0], planned, new)
+        return bool(taken and taken[0])
+
+    async def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
+        """The twin of `PostgresStore.rewrite_writes`."""
+        async with self._connection() as conn, conn.transaction():
+            await conn.execute(GENTLE_SQL)
+            moved = await self._claim(conn, plan, None)
+            if moved is None:
+                current = await self._current_blobs(conn, plan.writes)
+                moved = rw.before_rewriting(current, plan)
+            if moved is not None:
+                return moved
+            await conn.execute(sql.RECORD_REPAIR_SQL, rw.audit_row(run_id, plan))
+            async with conn.cursor() as cursor:
+                await cursor.executemany(rw.RECORD_REWRITE_SQL, rw.rewrite_rows(run_id, plan))
+                await cursor.executemany(rw.UPDATE_BLOB_SQL, rw.update_rows(plan.writes))
+        return "repaired"
+
+    async def _current_blobs(
+        self, conn: AsyncConnection[Any], writes: Sequence[WriteRewrite]
+    ) -> list[bytes | None]:
+        blobs: list[bytes | None] = []
+        async with conn.cursor(row_factory=tuple_row, binary=True) as cursor:
+            for write in writes:
+                await cursor.execute(rw.CURRENT_BLOB_SQL, write.key)
+                row = await cursor.fetchone()
+                blobs.append(None if row is None else bytes(row[0]))
+        return blobs
+
+    async def rewrites_of(self, run_id: str) -> list[WriteRewrite]:
+        if not (await self._rows(rw.HAS_REWRITES_SQL))[0][0]:
+            return []
+        rows = await self._rows(rw.REWRITES_OF_SQL, (run_id,), binary=True)
+        return [rw.write_from_row(row) for row in rows]
+
+    async def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[rw.RestoreOutcome]:
+        """The twin of `PostgresStore.restore_writes`."""
+        async with self._connection() as conn, conn.transaction():
+            await conn.execute(GENTLE_SQL)
+            if not await self._lock(conn, writes[0]):
+                return ["claimed"] * len(writes)
+            current = await self._current_blobs(conn, writes)
+            outcomes = [rw.restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
+            back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
+            async with conn.cursor() as cursor:
+                await cursor.executemany(rw.UPDATE_BLOB_SQL, rw.update_rows(back))
+        return outcomes
 
     async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         await self._write(sql.FINISH_RUN_SQL, (json.dumps(scrubbed(summary)), run_id))
@@ -260,4 +312,5 @@ class AsyncPostgresStore(AsyncGenericStore):
             async for entry in super().repairs_of(run_id):
                 yield entry
         for row in audited:
-            yield sql.entry_from_row(row)
+            if not sql.rewrote_in_place(row):  # `rewrites_of` restores those
+                yield sql.entry_from_row(row)

@@ -499,6 +499,12 @@ def repair_row(run_id: str, assessment: Assessment, new: NewCheckpoint) -> tuple
     )
 
 
+def rewrote_in_place(row: Sequence[Any]) -> bool:
+    """Whether a row of `REPAIRS_OF_SQL` records writes rewritten in place (its source
+    and repair are the same checkpoint) rather than a repair checkpoint."""
+    return bool(row[2] == row[3])
+
+
 def entry_from_row(row: Sequence[Any]) -> RepairEntry:
     return RepairEntry(str(row[0]), str(row[1]), str(row[2]), str(row[3]))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -24,8 +24,10 @@ from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady
 from ..generic import GenericStore
 from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
-from ..races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
+from ..races import Planned, WriteOutcome, head_left, sibling_key, thread_key
+from ..rewrites import RewritePlan, WriteRewrite
 from . import base as sql
+from . import rewrites as rw
 from . import shards
 
 
@@ -221,7 +223,7 @@ class PostgresStore(GenericStore):
     ) -> WriteOutcome:
         with self._connection() as conn, conn.transaction():
             conn.execute(GENTLE_SQL)
-            moved = self._claim(conn, planned, new)
+            moved = self._claim(conn, planned, new.checkpoint_id)
             if moved is not None:
                 return moved
             if audit_row is not None:
@@ -232,17 +234,68 @@ class PostgresStore(GenericStore):
         return "superseded" if siblings[0][0] else "repaired"
 
     def _claim(
-        self, conn: Connection[Any], planned: Planned, new: NewCheckpoint
+        self, conn: Connection[Any], planned: Planned, repair_id: str | None
     ) -> WriteOutcome | None:
         """None once this transaction holds the thread's lock and the head is still the
         repair's source; otherwise why the thread is left alone."""
+        if not self._lock(conn, planned):
+            return "claimed"
         with conn.cursor(row_factory=tuple_row) as cursor:
-            taken = cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(planned)))
-            row = taken.fetchone()
-            if not (row and row[0]):
-                return "claimed"
             head = cursor.execute(sql.HEAD_ID_SQL, thread_key(planned)).fetchone()
-        return head_moved(None if head is None else head[0], planned, new)
+        return head_left(None if head is None else head[0], planned, repair_id)
+
+    def _lock(self, conn: Connection[Any], planned: Planned) -> bool:
+        """Whether this transaction now holds the thread's repair lock (no wait)."""
+        with conn.cursor(row_factory=tuple_row) as cursor:
+            taken = cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(planned))).fetchone()
+        return bool(taken and taken[0])
+
+    def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
+        """Claim the thread, look at its head and each write's bytes again, record the
+        original bytes and rewrite the writes in place: one transaction."""
+        with self._connection() as conn, conn.transaction():
+            conn.execute(GENTLE_SQL)
+            moved = self._claim(conn, plan, None)
+            if moved is None:
+                moved = rw.before_rewriting(self._current_blobs(conn, plan.writes), plan)
+            if moved is not None:
+                return moved
+            conn.execute(sql.RECORD_REPAIR_SQL, rw.audit_row(run_id, plan))
+            with conn.cursor() as cursor:
+                cursor.executemany(rw.RECORD_REWRITE_SQL, rw.rewrite_rows(run_id, plan))
+                cursor.executemany(rw.UPDATE_BLOB_SQL, rw.update_rows(plan.writes))
+        return "repaired"
+
+    def _current_blobs(
+        self, conn: Connection[Any], writes: Sequence[WriteRewrite]
+    ) -> list[bytes | None]:
+        """Each write's bytes now, its row locked until the transaction ends."""
+        blobs: list[bytes | None] = []
+        with conn.cursor(row_factory=tuple_row, binary=True) as cursor:
+            for write in writes:
+                row = cursor.execute(rw.CURRENT_BLOB_SQL, write.key).fetchone()
+                blobs.append(None if row is None else bytes(row[0]))
+        return blobs
+
+    def rewrites_of(self, run_id: str) -> list[WriteRewrite]:
+        if not self._rows(rw.HAS_REWRITES_SQL)[0][0]:
+            return []
+        rows = self._rows(rw.REWRITES_OF_SQL, (run_id,), binary=True)
+        return [rw.write_from_row(row) for row in rows]
+
+    def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[rw.RestoreOutcome]:
+        """Put back the original bytes of one checkpoint's rewritten writes, each only
+        where its bytes are still the rewrite's; the outcome of each, in order."""
+        with self._connection() as conn, conn.transaction():
+            conn.execute(GENTLE_SQL)
+            if not self._lock(conn, writes[0]):
+                return ["claimed"] * len(writes)
+            current = self._current_blobs(conn, writes)
+            outcomes = [rw.restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
+            back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
+            with conn.cursor() as cursor:
+                cursor.executemany(rw.UPDATE_BLOB_SQL, rw.update_rows(back))
+        return outcomes
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         self._write(sql.FINISH_RUN_SQL, (json.dumps(scrubbed(summary)), run_id))
@@ -252,7 +305,8 @@ class PostgresStore(GenericStore):
         if not audited:  # a run recorded only in checkpoint metadata
             yield from super().repairs_of(run_id)
         for row in audited:
-            yield sql.entry_from_row(row)
+            if not sql.rewrote_in_place(row):  # `rewrites_of` restores those
+                yield sql.entry_from_row(row)
 
     def _has_audit(self) -> bool:
         return bool(self._rows(sql.RUN_EXISTS_SQL)[0][0])

@@ -1,0 +1,133 @@
+"""Pending writes rewritten in place (DESIGN s17, `nul_text`): the pure part.
+
+A pending write belongs to its checkpoint: its task id derives from it, and a
+resume applies it instead of running its task again. Carried to a new checkpoint
+it would be ignored, so this repair, alone among them, changes a stored row: the
+write keeps its checkpoint, task id and index, and only its bytes change. The
+original bytes are kept in the audit (`langgraph_repair_rewrites`), so `undo`
+puts them back, and only where the bytes are still the ones this repair wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import groupby
+from typing import Any, Literal
+
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from ..decoding.integrity import StoredValue, nul_in_text
+from ..decoding.nul import NulMode, holds_nul, scrub_nul
+from ..engine import RepairAction
+from ..engine.actions import ActionKind
+
+WriteState = Literal["as_read", "as_rewritten", "changed"]
+"""A write's bytes at the last look: still the original, already the rewrite, or other."""
+
+
+@dataclass(frozen=True)
+class WriteRewrite:
+    """One pending write's bytes before and after the rewrite."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    task_id: str
+    idx: int
+    channel: str
+    type: str
+    original: bytes
+    rewritten: bytes
+
+    @property
+    def key(self) -> tuple[str, str, str, str, int]:
+        """Its row's primary key in `checkpoint_writes`."""
+        return (self.thread_id, self.checkpoint_ns, self.checkpoint_id, self.task_id, self.idx)
+
+    def state(self, current: bytes | None) -> WriteState:
+        if current == self.original:
+            return "as_read"
+        return "as_rewritten" if current == self.rewritten else "changed"
+
+    def reversed(self) -> WriteRewrite:
+        """The rewrite that puts the original bytes back (what `undo` does)."""
+        return _replace_bytes(self, self.rewritten, self.original)
+
+
+def _replace_bytes(rewrite: WriteRewrite, original: bytes, rewritten: bytes) -> WriteRewrite:
+    fields = {**vars(rewrite), "original": original, "rewritten": rewritten}
+    return WriteRewrite(**fields)
+
+
+@dataclass(frozen=True)
+class RewritePlan:
+    """The writes of one head to rewrite, and the action kind they are recorded as."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    kind: ActionKind
+    writes: tuple[WriteRewrite, ...]
+
+    def actions(self) -> dict[str, tuple[RepairAction, ...]]:
+        """The rewrites as repair actions by channel, for the report and the metrics
+        (`detail` names the task, `index` is the write's index in it)."""
+        found: dict[str, list[RepairAction]] = {}
+        for write in self.writes:
+            action = RepairAction(self.kind, None, None, write.idx, detail=write.task_id)
+            found.setdefault(write.channel, []).append(action)
+        return {channel: tuple(actions) for channel, actions in found.items()}
+
+    def audit_actions(self) -> dict[str, list[dict[str, Any]]]:
+        """The audit row's `actions`: by channel, each write's kind, task id and index."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        for write in self.writes:
+            entry = {"kind": self.kind, "task_id": write.task_id, "idx": write.idx}
+            found.setdefault(write.channel, []).append(entry)
+        return found
+
+
+def nul_kind(mode: NulMode) -> ActionKind:
+    return "nul_replaced" if mode == "replace" else "nul_stripped"
+
+
+def nul_rewrites(
+    key: tuple[str, str, str],
+    values: Sequence[StoredValue],
+    serde: SerializerProtocol,
+    mode: NulMode,
+) -> RewritePlan | None:
+    """The head's pending writes whose text holds U+0000, each scrubbed (`scrub_nul`) and
+    encoded again by the saver's own serializer; None when there is none."""
+    writes = tuple(_scrubbed(key, value, serde, mode) for value in values if _nul_write(value))
+    kept = tuple(write for write in writes if write is not None)
+    return RewritePlan(*key, nul_kind(mode), kept) if kept else None
+
+
+def _nul_write(value: StoredValue) -> bool:
+    if value.task_id is None or value.idx is None or value.blob is None:
+        return False
+    return value.type == "msgpack" and nul_in_text(value.blob)
+
+
+def _scrubbed(
+    key: tuple[str, str, str], value: StoredValue, serde: SerializerProtocol, mode: NulMode
+) -> WriteRewrite | None:
+    """The write with its text scrubbed; None when the serializer would store the
+    clean text as another type (the row's type is never changed)."""
+    assert value.type is not None and value.blob is not None
+    assert value.task_id is not None and value.idx is not None
+    text = serde.loads_typed((value.type, value.blob))
+    if not isinstance(text, str) or not holds_nul(text):
+        return None
+    type_, blob = serde.dumps_typed(scrub_nul(text, mode))
+    if type_ != value.type:
+        return None
+    return WriteRewrite(*key, value.task_id, value.idx, value.channel, type_, value.blob, blob)
+
+
+def by_checkpoint(writes: Iterable[WriteRewrite]) -> Iterator[tuple[WriteRewrite, ...]]:
+    """Audited rewrites (in key order) grouped by the checkpoint they belong to."""
+    for _, group in groupby(writes, key=lambda write: write.key[:3]):
+        yield tuple(group)
