@@ -213,6 +213,11 @@ KINDS: dict[str, tuple[str, str]] = {
         "(no object built; a batch repair, recorded on the channel)",
         "with `--type-moved old.module:Old=new.module:New`",
     ),
+    "rewound": (
+        "a head that does not decode got a new head copying its newest readable ancestor "
+        "(batch job only; see [threads that will not load](../how-to/unreadable-threads.md))",
+        "with `repair --rewind-unreadable`",
+    ),
     "nul_replaced": (
         "each U+0000 in a pending write's text became U+FFFD, the write rewritten in place",
         "by the batch job on PostgreSQL, by default",

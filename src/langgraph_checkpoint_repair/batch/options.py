@@ -46,12 +46,17 @@ class RunOptions:
     """Lost types to rename in the stored bytes (action `type_moved`), as
     `{"old.mod:Old": "new.mod:New"}` or `{(module, name): (module, name)}`; a lost type
     without an entry is reported, never guessed."""
+    rewind_unreadable: bool = False
+    """Give a head that does not decode a new head copying its newest readable ancestor
+    (action `rewound`). Never the default: it forgets what the newer checkpoints held."""
     run_id: str = field(default_factory=new_run_id)
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
     def __post_init__(self) -> None:
         if not isinstance(self.dry_run, bool):
             raise TypeError(f"dry_run must be a bool, not {self.dry_run!r}")
+        if not isinstance(self.rewind_unreadable, bool):
+            raise TypeError(f"rewind_unreadable must be a bool, not {self.rewind_unreadable!r}")
         if not isinstance(self.policy, RepairPolicy):
             raise TypeError(f"policy must be a RepairPolicy, not {self.policy!r}")
         channels = checks.names("channels", self.channels)
@@ -92,6 +97,7 @@ class RunOptions:
             "limit": self.limit,
             "max_writes_per_second": self.max_writes_per_second,
             **({"moved_types": self.moved_texts()} if self.moved_types else {}),
+            "rewind_unreadable": self.rewind_unreadable,
         }
 
     def moved_texts(self) -> dict[str, str]:

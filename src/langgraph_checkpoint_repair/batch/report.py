@@ -32,6 +32,9 @@ class ThreadReport:
     """With a token budget: channel -> the history's tokens `before` and `after`."""
     findings: list[dict[str, Any]] | None = None
     """What is wrong with the head's stored bytes (`Finding.to_json`), where anything is."""
+    rewind: dict[str, Any] | None = None
+    """Under `--rewind-unreadable`, an unreadable head's `rewound_to` (the ancestor, or
+    None with a `reason`) and `passed_over` (the checkpoints skipped, the head included)."""
 
     @classmethod
     def of(cls, assessment: Assessment, outcome: str) -> ThreadReport:
@@ -50,6 +53,7 @@ class ThreadReport:
             actions,
             tokens=tokens or None,
             findings=[finding.to_json() for finding in assessment.findings] or None,
+            rewind=dict(assessment.rewind) if assessment.rewind is not None else None,
         )
 
     @property
@@ -60,9 +64,9 @@ class ThreadReport:
         return sorted(kinds) + sorted(found - kinds)
 
     def to_json(self) -> dict[str, Any]:
-        """Its fields; `tokens` and `findings` only where there are some."""
+        """Its fields; `tokens`, `findings` and `rewind` only where there are some."""
         fields = dict(vars(self))
-        for optional in ("tokens", "findings"):
+        for optional in ("tokens", "findings", "rewind"):
             if fields[optional] is None:
                 del fields[optional]
         return fields
@@ -73,9 +77,12 @@ REWRITE_KINDS = frozenset({"nul_replaced", "nul_stripped"})
 
 
 def action_label(action: RepairAction) -> str:
-    """`kind:tool_call_id`; a rewritten write is named by its task and index instead."""
+    """`kind:tool_call_id`; a rewritten write is named by its task and index instead, a
+    rewind by the ancestor it went back to (`rewound:to ID, passing over N`)."""
     if action.kind in REWRITE_KINDS:
         return f"{action.kind}:{action.detail}/{action.index}"
+    if action.kind == "rewound":
+        return f"rewound:{action.detail}"
     return f"{action.kind}:{action.tool_call_id}"
 
 
@@ -121,6 +128,8 @@ class RunReport:
     """Stored types the strict serializer refused to build (module.Name)."""
     findings: Counter[str] = field(default_factory=Counter)
     """Heads with each integrity finding (nul_text, lost_type, undecodable), by code."""
+    checkpoints_passed_over: int = 0
+    """Checkpoints the run's rewinds passed over (`--rewind-unreadable`), heads included."""
     history_limits: Counter[str] = field(default_factory=Counter)
     """Threads over a request-wide media limit of the policy's provider, by code:
     measured, never fixed (no rule for them is prefix-stable)."""
@@ -153,6 +162,8 @@ class RunReport:
                 self.checkpoints_written += 0 if rewritten else 1
                 for actions in assessment.actions.values():
                     self.actions.update(a.kind for a in actions)
+                if assessment.rewind is not None:
+                    self.checkpoints_passed_over += int(assessment.rewind["passed_over"])
             elif outcome != "reported":
                 self.skipped[outcome] += 1
                 if written is not None:  # a repair an application write overtook
@@ -195,6 +206,11 @@ class RunReport:
             "errors": self.errors,
             "refused_types": sorted(self.refused_types),
             **({"findings": dict(sorted(self.findings.items()))} if self.findings else {}),
+            **(
+                {"checkpoints_passed_over": self.checkpoints_passed_over}
+                if self.actions.get("rewound")
+                else {}
+            ),
             **({"channels_not_found": self.channels_not_found} if self.channels_not_found else {}),
             **(
                 {"history_limits": dict(sorted(self.history_limits.items()))}

@@ -30,11 +30,13 @@ from ..stores.plan import (
     written_since,
 )
 from ..stores.races import WriteOutcome, head_moved
+from ..stores.rewind import AncestorWalk, left_unreadable, rewind_assessment, rewind_checkpoint
 from ..stores.rewrites import RewritePlan, nul_rewrites
 from ..targets.redact import first_line
 from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
 from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
 from .report import RunReport, StoreLost
+from .rewind import Loaded, awalk_to_readable, walk_to_readable
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
@@ -209,16 +211,39 @@ class _Run:
 
     def unreadable(
         self, key: tuple[str, str, str], values: list[StoredValue] | None, error: Exception
-    ) -> bool:
-        """Record a head whose bytes do not decode (outcome `unreadable`); False when the
-        failure is not the bytes' and the run must report it as a failure."""
+    ) -> Assessment | None:
+        """The assessment of a head whose bytes do not decode; None when the failure is
+        not the bytes' and the run must report it as a failure."""
         serde, nul_matters = self.store.saver.serde, self.store.nul_matters
         assessment = unreadable(key, values, error, serde, nul_matters)
-        if assessment is None:
-            return False
+        if assessment is not None:
+            logger.info("unreadable thread=%r ns=%r: %s", key[0], key[1], first_line(error))
+        return assessment
+
+    @property
+    def rewinding(self) -> bool:
+        """Whether unreadable heads are rewound: asked for, and the store can undo it."""
+        return self.options.rewind_unreadable and self.store.rewinds
+
+    def leave_unreadable(self, assessment: Assessment) -> None:
         self.report.record(assessment, "unreadable")
-        logger.info("unreadable thread=%r ns=%r: %s", key[0], key[1], first_line(error))
-        return True
+
+    def plan_rewind(
+        self, found: Assessment, walk: AncestorWalk, loaded: Loaded | None
+    ) -> tuple[Assessment, NewCheckpoint] | None:
+        """The rewind of an unreadable head to the ancestor the walk found; None (the
+        head recorded, with why) when there is none or no write is due now."""
+        if loaded is None:
+            self.leave_unreadable(left_unreadable(found, walk))
+            return None
+        ancestor, rebuilt = loaded
+        assessment = rewind_assessment(found, walk, tuple_key(ancestor)[2])
+        if not self.due(assessment):
+            return None
+        saver, run_id = self.store.saver, self.options.run_id
+        return assessment, rewind_checkpoint(
+            walk, ancestor, saver.get_next_version, run_id, rebuilt
+        )
 
     def judge(
         self,
@@ -254,18 +279,24 @@ class _Run:
     def inspects(self, tup: CheckpointTuple, refused: set[str]) -> bool:
         return needs_inspection(tup, refused, self.store.saver.serde, self.store.nul_matters)
 
-    def plan_write(self, tup: CheckpointTuple, assessment: Assessment) -> NewCheckpoint | None:
-        """The repair checkpoint to write on `tup` (as stored), or None when the head
-        needs no write now."""
+    def due(self, assessment: Assessment) -> bool:
+        """Whether a write is due on the head now; if not, it is recorded with why."""
         outcome = outcome_before_writing(assessment, self.options.dry_run)
         if outcome is None:
             if assessment.findings:
                 self.report.record(assessment, "reported")
-            return None
+            return False
         if outcome in ("repair", "would_repair") and not self.quota.take():
             outcome = "limit"  # over --limit: counted, left for the next run
         if outcome != "repair":
             self.report.record(assessment, outcome)
+            return False
+        return True
+
+    def plan_write(self, tup: CheckpointTuple, assessment: Assessment) -> NewCheckpoint | None:
+        """The repair checkpoint to write on `tup` (as stored), or None when the head
+        needs no write now."""
+        if not self.due(assessment):
             return None
         detail = repair_detail(assessment)
         saver, run_id = self.store.saver, self.options.run_id
@@ -353,6 +384,7 @@ class _SyncRun(_Run):
 
     def look_at(self, head: Head) -> None:
         key = (head.thread_id, head.checkpoint_ns, head.checkpoint_id)
+        found: Assessment | None = None
         with refusals() as refused:
             try:
                 stored = self.store.load(head)
@@ -361,9 +393,13 @@ class _SyncRun(_Run):
                 tup, _ = load_rebuilt(self.store.saver, stored, self.options.channels)
             except Exception as error:
                 values = None if store_lost(error) else self.store.stored_values(key)
-                if store_lost(error) or not self.unreadable(key, values, error):
+                found = None if store_lost(error) else self.unreadable(key, values, error)
+                if found is None:
                     raise
-                return
+        if found is not None:
+            self.rewind_or_leave(found)
+            return
+        assert stored is not None  # loaded in the try above
         inspected = self.inspects(tup, refused)
         values = self.store.stored_values(tuple_key(stored)) if inspected else None
         assessment = self.judge(tup, refused, values)
@@ -384,6 +420,17 @@ class _SyncRun(_Run):
                 return  # stopped while waiting for its turn: left for the next run
             outcome = self.store.rewrite_writes(self.options.run_id, plan)
         self.rewrote(assessment, plan, outcome)
+
+    def rewind_or_leave(self, found: Assessment) -> None:
+        """An unreadable head: rewound under `--rewind-unreadable`, else left alone."""
+        if not self.rewinding:
+            self.leave_unreadable(found)
+            return
+        key = (found.thread_id, found.checkpoint_ns, found.checkpoint_id)
+        walk, loaded = walk_to_readable(self.store, key, self.options.channels)
+        planned = self.plan_rewind(found, walk, loaded)
+        if planned is not None:
+            self.write(*planned)
 
     def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
         current = self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)
@@ -434,6 +481,7 @@ class _AsyncRun(_Run):
 
     async def look_at(self, head: Head) -> None:
         key = (head.thread_id, head.checkpoint_ns, head.checkpoint_id)
+        found: Assessment | None = None
         with refusals() as refused:
             try:
                 stored = await self.store.load(head)
@@ -442,9 +490,13 @@ class _AsyncRun(_Run):
                 tup, _ = await aload_rebuilt(self.store.saver, stored, self.options.channels)
             except Exception as error:
                 values = None if store_lost(error) else await self.store.stored_values(key)
-                if store_lost(error) or not self.unreadable(key, values, error):
+                found = None if store_lost(error) else self.unreadable(key, values, error)
+                if found is None:
                     raise
-                return
+        if found is not None:
+            await self.rewind_or_leave(found)
+            return
+        assert stored is not None  # loaded in the try above
         inspected = self.inspects(tup, refused)
         values = await self.store.stored_values(tuple_key(stored)) if inspected else None
         assessment = self.judge(tup, refused, values)
@@ -467,6 +519,17 @@ class _AsyncRun(_Run):
                 return  # stopped while waiting for its turn: left for the next run
             outcome = await self.store.rewrite_writes(self.options.run_id, plan)
         self.rewrote(assessment, plan, outcome)
+
+    async def rewind_or_leave(self, found: Assessment) -> None:
+        """The twin of `_SyncRun.rewind_or_leave`."""
+        if not self.rewinding:
+            self.leave_unreadable(found)
+            return
+        key = (found.thread_id, found.checkpoint_ns, found.checkpoint_id)
+        walk, loaded = await awalk_to_readable(self.store, key, self.options.channels)
+        planned = self.plan_rewind(found, walk, loaded)
+        if planned is not None:
+            await self.write(*planned)
 
     async def write(self, assessment: Assessment, new: NewCheckpoint) -> None:
         current = await self.store.head_id(assessment.thread_id, assessment.checkpoint_ns)

@@ -1,5 +1,8 @@
 """`undo_run` and its async twin: restore, append-only, what a repair run changed.
 
+A rewind (`--rewind-unreadable`) is undone by copying the unreadable head's row,
+as stored, on top of the rewind (`stores.rewind.RowCopy`): nothing is decoded.
+
 Each restore is a checkpoint on top of the run's repair, claimed and written as
 a repair is (`stores.races`), so undos of one run at once restore each thread
 once; an undo obeys a stop request and a write rate as a repair run does.
@@ -22,6 +25,7 @@ from ..stores.base import entry_from_metadata
 from ..stores.faults import store_lost
 from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
 from ..stores.races import WriteOutcome, head_moved
+from ..stores.rewind import RowCopy, is_rewind, undo_copy
 from ..stores.rewrites import WriteRewrite, by_checkpoint
 from ..targets.redact import first_line
 from . import checks
@@ -59,6 +63,14 @@ def undo_run(
             with refusals() as refused:
                 head = store.load(_head(entry, entry.repair_checkpoint_id))
                 current = store.head_id(entry.thread_id, entry.checkpoint_ns)
+                if head is not None and is_rewind(head.metadata):
+                    present = store.chain_link(_source_key(entry)) is not None
+                    copy = _copying(store.rewinds, entry, head, current, present, undo.report)
+                    if copy is not None and undo.pacer.wait():
+                        undo.wrote(
+                            entry, store.write_copy(undo.report.run_id, _planned(entry), copy)
+                        )
+                    continue
                 source = _rebuilt(store.saver, store.load(_head(entry, entry.source_checkpoint_id)))
             new = _restoring(store.saver, entry, head, current, source, undo.report, refused)
             if new is not None and undo.pacer.wait():
@@ -103,6 +115,13 @@ async def aundo_run(
             with refusals() as refused:
                 head = await store.load(_head(entry, entry.repair_checkpoint_id))
                 current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
+                if head is not None and is_rewind(head.metadata):
+                    present = await store.chain_link(_source_key(entry)) is not None
+                    copy = _copying(store.rewinds, entry, head, current, present, undo.report)
+                    if copy is not None and await undo.pacer.await_turn():
+                        outcome = await store.write_copy(undo.report.run_id, _planned(entry), copy)
+                        undo.wrote(entry, outcome)
+                    continue
                 source = await store.load(_head(entry, entry.source_checkpoint_id))
                 if source is not None:
                     source, _ = await aload_rebuilt(store.saver, source, None)
@@ -174,6 +193,37 @@ def _write_skipped(write: WriteRewrite, reason: str) -> dict[str, Any]:
 def _planned(entry: RepairEntry) -> Head:
     """The head an undo is written on: the run's repair checkpoint."""
     return _head(entry, entry.repair_checkpoint_id)
+
+
+def _source_key(entry: RepairEntry) -> tuple[str, str, str]:
+    return (entry.thread_id, entry.checkpoint_ns, entry.source_checkpoint_id)
+
+
+def _copying(
+    copies_rows: bool,
+    entry: RepairEntry,
+    head: CheckpointTuple,
+    current_head_id: str | None,
+    source_present: bool,
+    report: UndoReport,
+) -> RowCopy | None:
+    """The copy of the unreadable head a rewind passed over, on top of the rewind; None
+    (and a reason in the report) when the thread must be left alone, as `_restoring`
+    says, or when the store cannot copy a row as stored (`cannot_copy`)."""
+    reason = _why_not_restore(report.undo_of, entry, head, head)
+    copy = None
+    if reason is None and not copies_rows:
+        reason = "cannot_copy"
+    elif reason is None:
+        copy = undo_copy(head, report.run_id, report.undo_of)
+        if copy is None or not source_present:
+            reason = "source_missing"
+        else:
+            reason = head_moved(current_head_id, _planned(entry), copy)
+    if reason is not None:
+        _skip(report, entry, reason)
+        return None
+    return copy
 
 
 def _rebuilt(

@@ -168,6 +168,12 @@ def _add_run_command(commands: Any, name: str, summary: str) -> None:
         command.add_argument(
             "--dry-run", action="store_true", help="write nothing; report what a run would do"
         )
+        command.add_argument(
+            "--rewind-unreadable", action="store_true",
+            help="give a head that does not decode a new head copying its newest ancestor "
+            "that does (action rewound; undo restores it); it forgets what the newer "
+            "checkpoints held. PostgreSQL and SQLite only: elsewhere the head is reported",
+        )  # fmt: skip
     command.add_argument(
         "--thread", action="append", metavar="ID", help="only this thread (repeatable)"
     )
@@ -251,6 +257,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         max_writes_per_second=args.max_writes_per_second,
         max_reported_threads=reported_threads(args),
         moved_types=moved_types(args),
+        rewind_unreadable=getattr(args, "rewind_unreadable", False),
     )
 
 

@@ -24,6 +24,7 @@ def print_threads(report: RunReport, out: TextIO) -> None:
         actions = "; ".join(
             [f"{ch}: {', '.join(acts)}" for ch, acts in thread.actions.items()]
             + [describe_finding(finding) for finding in thread.findings or ()]
+            + _no_rewind(thread.rewind)
         )
         rows.append(
             (
@@ -42,6 +43,13 @@ def print_threads(report: RunReport, out: TextIO) -> None:
         out.write(f"... and {report.threads_not_listed:,} more threads; {where} every one\n")
 
 
+def _no_rewind(rewind: dict[str, Any] | None) -> list[str]:
+    """Why an unreadable head was not rewound, where a rewind was asked for."""
+    if rewind is None or rewind.get("reason") is None:
+        return []
+    return [f"not rewound: {rewind['reason']} (passed over {rewind['passed_over']})"]
+
+
 def print_summary(report: RunReport, out: TextIO, title: str) -> None:
     verb = "would repair" if report.dry_run else "repaired"
     written = "checkpoints to write" if report.dry_run else "checkpoints written"
@@ -57,6 +65,8 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
         rows.append((rewritten, f"{report.writes_rewritten:,}"))
     rows += [(f"skipped ({reason})", f"{n:,}") for reason, n in sorted(report.skipped.items())]
     rows += [(f"action {kind}", f"{n:,}") for kind, n in sorted(report.actions.items())]
+    if report.actions.get("rewound"):
+        rows.append(("checkpoints passed over", f"{report.checkpoints_passed_over:,}"))
     rows += [(f"threads with {code}", f"{n:,}") for code, n in sorted(report.findings.items())]
     rows += [
         (f"threads over a request limit ({code})", f"{n:,} (measured, not fixed)")

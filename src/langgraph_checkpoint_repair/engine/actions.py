@@ -37,6 +37,9 @@ ActionKind = Literal[
     # rewritten in place, U+0000 replaced by U+FFFD or (nul_text="strip") removed:
     "nul_replaced",
     "nul_stripped",
+    # Batch-only, never produced on load: an unreadable head rewound to its newest readable
+    # ancestor (`repair --rewind-unreadable`); recorded under the channel "__checkpoint__":
+    "rewound",
 ]
 
 

@@ -28,6 +28,7 @@ from .base import Head, RepairEntry, Selection, entry_from_metadata
 from .claims import claim
 from .plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
 from .races import Planned, Stored, WriteOutcome, head_moved, settled, thread_key
+from .rewind import RowCopy, Rung
 from .rewrites import RewritePlan, WriteRewrite
 from .stored_values import ThreadBlobs
 
@@ -162,6 +163,18 @@ class GenericStore:
         """A checkpoint's values as stored; None: the saver's API shows no bytes."""
         return None
 
+    rewinds = False
+    """Whether `--rewind-unreadable` can rewind here and undo it: only where the store
+    reads parent ids without decoding and copies rows as stored (PostgreSQL, SQLite).
+    The saver's API cannot copy bytes it cannot decode."""
+
+    def chain_link(self, key: HeadKey) -> Rung | None:
+        """A checkpoint's parent id and step, read without decoding: not through the API."""
+        return None
+
+    def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
+        raise NotImplementedError("the saver's API cannot copy a checkpoint as stored")
+
     def ready_to_write(self) -> None:
         """Nothing to check: the saver's API is all a run uses."""
 
@@ -265,6 +278,14 @@ class AsyncGenericStore:
 
     async def stored_values(self, key: HeadKey) -> list[StoredValue] | None:
         return None
+
+    rewinds = False
+
+    async def chain_link(self, key: HeadKey) -> Rung | None:
+        return None
+
+    async def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
+        raise NotImplementedError("the saver's API cannot copy a checkpoint as stored")
 
     async def ready_to_write(self) -> None:
         """Nothing to check: the saver's API is all a run uses."""

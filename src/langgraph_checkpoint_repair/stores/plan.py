@@ -55,6 +55,9 @@ class Assessment:
     stored_as_is: Mapping[str, Any] = field(default_factory=dict)
     """Channel values to write back as they are stored (extensions kept as raw bytes,
     `batch.integrity.as_stored`): a repair of the bytes builds no object."""
+    rewind: Mapping[str, Any] | None = None
+    """An unreadable head under `--rewind-unreadable`: the ancestor rewound to and how
+    many checkpoints were passed over, or why none was (`stores.rewind`)."""
 
 
 def tuple_key(tup: CheckpointTuple) -> tuple[str, str, str]:

@@ -14,8 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from .plan import NewCheckpoint
-
 WriteOutcome = Literal["repaired", "claimed", "moved_on", "superseded"]
 
 
@@ -26,6 +24,13 @@ class Planned(Protocol):
     def thread_id(self) -> str: ...
     @property
     def checkpoint_ns(self) -> str: ...
+    @property
+    def checkpoint_id(self) -> str: ...
+
+
+class Written(Protocol):
+    """What a write puts on the head: a checkpoint (`NewCheckpoint`) or a row copy."""
+
     @property
     def checkpoint_id(self) -> str: ...
 
@@ -45,7 +50,7 @@ def thread_key(planned: Planned) -> tuple[str, str]:
     return (planned.thread_id, planned.checkpoint_ns)
 
 
-def sibling_key(planned: Planned, new: NewCheckpoint) -> dict[str, str]:
+def sibling_key(planned: Planned, new: Written) -> dict[str, str]:
     """The parameters of a query for the repair's siblings: other children of its source
     (all newer than the source, so an index range over the few newest checkpoints)."""
     return {
@@ -56,7 +61,7 @@ def sibling_key(planned: Planned, new: NewCheckpoint) -> dict[str, str]:
     }
 
 
-def head_moved(head_id: str | None, planned: Planned, new: NewCheckpoint) -> WriteOutcome | None:
+def head_moved(head_id: str | None, planned: Planned, new: Written) -> WriteOutcome | None:
     """None while the head is still the one the repair was planned on; otherwise why not
     write: another run already wrote this very repair, or the thread moved on."""
     return head_left(head_id, planned, new.checkpoint_id)
@@ -70,9 +75,7 @@ def head_left(head_id: str | None, planned: Planned, repair_id: str | None) -> W
     return "claimed" if repair_id is not None and head_id == repair_id else "moved_on"
 
 
-def settled(
-    newer: Iterable[Stored], planned: Planned, new: NewCheckpoint, run_id: str
-) -> WriteOutcome:
+def settled(newer: Iterable[Stored], planned: Planned, new: Written, run_id: str) -> WriteOutcome:
     """What a written repair turned out to be, from the checkpoints newer than its source.
 
     Another run's repair of the same head has the same id: when that run's

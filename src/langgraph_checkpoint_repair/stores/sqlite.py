@@ -9,7 +9,7 @@ transaction is opened under the saver's lock and the saver's `put` (which takes
 that lock itself) commits it; a lock kept per saver object keeps every other
 run sharing that saver (so its connection) from opening a second transaction
 on it meanwhile, and a head claimed by such a run is skipped (`claims`).
-Undo checkpoints are written the same way.
+Undo checkpoints, and the row copies that undo a rewind, are written the same way.
 """
 
 from __future__ import annotations
@@ -18,18 +18,20 @@ import asyncio
 import sqlite3
 import threading
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from ..decoding.integrity import StoredValue
+from . import chain_rows
 from . import stored_values as values
 from .base import Head, Selection
 from .claims import claim
 from .generic import AsyncGenericStore, GenericStore
 from .plan import NewCheckpoint
-from .races import Planned, WriteOutcome, head_moved, sibling_key, thread_key
+from .races import Planned, WriteOutcome, Written, head_moved, sibling_key, thread_key
+from .rewind import RowCopy, Rung
 
 _HEADS_SQL = """
 SELECT thread_id, checkpoint_ns, MAX(checkpoint_id)
@@ -141,18 +143,44 @@ class SqliteStore(GenericStore):
 
     def write_on(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
         """Look at the head again and write `new` on it, all in one write transaction."""
+
+        def put() -> None:
+            self.saver.put(*_put_args(new))
+
+        return self._claimed(planned, new, put)
+
+    rewinds = True
+
+    def chain_link(self, key: tuple[str, str, str]) -> Rung | None:
+        with self.lock:
+            rows = self.conn.execute(chain_rows.SQLITE_RUNG_SQL, values.key_params(key)).fetchall()
+        return chain_rows.rung_from(rows)
+
+    def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
+        """Copy the unreadable head's row on the rewind, claimed and looked at again in
+        one write transaction, as an undo checkpoint is written."""
+
+        def put() -> None:
+            with self.lock:
+                self.conn.execute(chain_rows.SQLITE_COPY_SQL, copy.params())
+
+        return self._claimed(planned, copy, put)
+
+    def _claimed(self, planned: Planned, new: Written, put: Callable[[], None]) -> WriteOutcome:
         with claim(self.saver, thread_key(planned)) as mine:
             if not mine:
                 return "claimed"
-            return self._write_claimed(planned, new)
+            return self._write_claimed(planned, new, put)
 
-    def _write_claimed(self, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
+    def _write_claimed(
+        self, planned: Planned, new: Written, put: Callable[[], None]
+    ) -> WriteOutcome:
         with self.writing:
             moved = self._begin(planned, new)
             if moved is not None:
                 return moved
             try:
-                self.saver.put(*_put_args(new))
+                put()
             except BaseException:
                 self._end("ROLLBACK")
                 raise
@@ -161,7 +189,7 @@ class SqliteStore(GenericStore):
             siblings = self.conn.execute(SIBLINGS_SQL, sibling_key(planned, new)).fetchone()
         return "superseded" if siblings[0] else "repaired"
 
-    def _begin(self, planned: Planned, new: NewCheckpoint) -> WriteOutcome | None:
+    def _begin(self, planned: Planned, new: Written) -> WriteOutcome | None:
         """Open the write transaction; None when the head is still the repair's source
         (otherwise the transaction is rolled back)."""
         with self.lock:
@@ -229,18 +257,44 @@ class AsyncSqliteStore(AsyncGenericStore):
 
     async def write_on(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
         """The twin of `SqliteStore.write_on`."""
+
+        async def put() -> None:
+            await self.saver.aput(*_put_args(new))
+
+        return await self._claimed(planned, new, put)
+
+    rewinds = True
+
+    async def chain_link(self, key: tuple[str, str, str]) -> Rung | None:
+        rows = await self._all(chain_rows.SQLITE_RUNG_SQL, values.key_params(key))
+        return chain_rows.rung_from(rows)
+
+    async def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
+        """The twin of `SqliteStore.write_copy`."""
+
+        async def put() -> None:
+            async with self.lock:
+                await self.conn.execute(chain_rows.SQLITE_COPY_SQL, copy.params())
+
+        return await self._claimed(planned, copy, put)
+
+    async def _claimed(
+        self, planned: Planned, new: Written, put: Callable[[], Awaitable[None]]
+    ) -> WriteOutcome:
         with claim(self.saver, thread_key(planned)) as mine:
             if not mine:
                 return "claimed"
-            return await self._write_claimed(planned, new)
+            return await self._write_claimed(planned, new, put)
 
-    async def _write_claimed(self, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
+    async def _write_claimed(
+        self, planned: Planned, new: Written, put: Callable[[], Awaitable[None]]
+    ) -> WriteOutcome:
         async with self.writing:
             moved = await self._begin(planned, new)
             if moved is not None:
                 return moved
             try:
-                await self.saver.aput(*_put_args(new))
+                await put()
             except BaseException:
                 await self._end("ROLLBACK")
                 raise
@@ -253,7 +307,7 @@ class AsyncSqliteStore(AsyncGenericStore):
             cursor = await self.conn.execute(query, params)
             return list(await cursor.fetchall())
 
-    async def _begin(self, planned: Planned, new: NewCheckpoint) -> WriteOutcome | None:
+    async def _begin(self, planned: Planned, new: Written) -> WriteOutcome | None:
         await self.saver.setup()  # type: ignore[attr-defined]
         async with self.lock:
             await self.conn.execute("BEGIN IMMEDIATE")

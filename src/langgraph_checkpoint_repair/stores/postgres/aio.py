@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -19,12 +19,14 @@ from ...decoding.integrity import StoredValue, trust_of
 from ...targets import privileges
 from ...targets.redact import scrubbed
 from ...targets.timeouts import GENTLE_SQL
+from .. import chain_rows
 from .. import stored_values as values
 from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady
 from ..generic import AsyncGenericStore
 from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
-from ..races import Planned, WriteOutcome, head_left, sibling_key, thread_key
+from ..races import Planned, WriteOutcome, Written, head_left, sibling_key, thread_key
+from ..rewind import RowCopy, Rung
 from ..rewrites import RewritePlan, WriteRewrite
 from . import base as sql
 from . import rewrites as rw
@@ -220,13 +222,39 @@ class AsyncPostgresStore(AsyncGenericStore):
         self, run_id: str, assessment: Assessment, new: NewCheckpoint
     ) -> WriteOutcome:
         """The twin of `PostgresStore.write_repair`."""
-        return await self._write_claimed(assessment, new, sql.repair_row(run_id, assessment, new))
+        audit_row = sql.repair_row(run_id, assessment, new)
+        return await self._write_claimed(assessment, new, audit_row, self._putting(new))
 
     async def write_undo(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
-        return await self._write_claimed(planned, new, None)
+        return await self._write_claimed(planned, new, None, self._putting(new))
+
+    rewinds = True
+
+    async def chain_link(self, key: tuple[str, str, str]) -> Rung | None:
+        rows = await self._rows(chain_rows.POSTGRES_RUNG_SQL, values.key_params(key))
+        return chain_rows.rung_from(rows)
+
+    async def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
+        """The twin of `PostgresStore.write_copy`."""
+
+        async def put(conn: AsyncConnection[Any]) -> None:
+            await conn.execute(chain_rows.POSTGRES_COPY_SQL, copy.params())
+
+        return await self._write_claimed(planned, copy, None, put)
+
+    def _putting(self, new: NewCheckpoint) -> Callable[[AsyncConnection[Any]], Awaitable[None]]:
+        async def put(conn: AsyncConnection[Any]) -> None:
+            saver = AsyncPostgresSaver(conn, serde=self.saver.serde)
+            await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
+
+        return put
 
     async def _write_claimed(
-        self, planned: Planned, new: NewCheckpoint, audit_row: tuple[Any, ...] | None
+        self,
+        planned: Planned,
+        new: Written,
+        audit_row: tuple[Any, ...] | None,
+        put: Callable[[AsyncConnection[Any]], Awaitable[None]],
     ) -> WriteOutcome:
         async with self._connection() as conn, conn.transaction():
             await conn.execute(GENTLE_SQL)
@@ -235,8 +263,7 @@ class AsyncPostgresStore(AsyncGenericStore):
                 return moved
             if audit_row is not None:
                 await conn.execute(sql.RECORD_REPAIR_SQL, audit_row)
-            saver = AsyncPostgresSaver(conn, serde=self.saver.serde)
-            await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
+            await put(conn)  # inside the transaction
         siblings = await self._rows(sql.SIBLINGS_SQL, sibling_key(planned, new))
         return "superseded" if siblings[0][0] else "repaired"
 

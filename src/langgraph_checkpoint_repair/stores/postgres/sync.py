@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -19,12 +19,14 @@ from ...decoding.integrity import StoredValue, trust_of
 from ...targets import privileges
 from ...targets.redact import scrubbed
 from ...targets.timeouts import GENTLE_SQL
+from .. import chain_rows
 from .. import stored_values as values
 from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady
 from ..generic import GenericStore
 from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
-from ..races import Planned, WriteOutcome, head_left, sibling_key, thread_key
+from ..races import Planned, WriteOutcome, Written, head_left, sibling_key, thread_key
+from ..rewind import RowCopy, Rung
 from ..rewrites import RewritePlan, WriteRewrite
 from . import base as sql
 from . import rewrites as rw
@@ -211,15 +213,45 @@ class PostgresStore(GenericStore):
     def write_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome:
         """Claim the thread, look at its head again, record and put the repair: one
         transaction, so a run stopped at any point leaves all of it or none."""
-        return self._write_claimed(assessment, new, sql.repair_row(run_id, assessment, new))
+        audit_row = sql.repair_row(run_id, assessment, new)
+        return self._write_claimed(assessment, new, audit_row, self._putting(new))
 
     def write_undo(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
         """Claim the thread and put the undo checkpoint as a repair is put (the undo's
         record is the checkpoint's own metadata)."""
-        return self._write_claimed(planned, new, None)
+        return self._write_claimed(planned, new, None, self._putting(new))
+
+    rewinds = True
+
+    def chain_link(self, key: tuple[str, str, str]) -> Rung | None:
+        return chain_rows.rung_from(
+            self._rows(chain_rows.POSTGRES_RUNG_SQL, values.key_params(key))
+        )
+
+    def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
+        """Claim the thread and copy the unreadable head's row on the rewind, as an undo
+        checkpoint is put."""
+
+        def put(conn: Connection[Any]) -> None:
+            conn.execute(chain_rows.POSTGRES_COPY_SQL, copy.params())
+
+        return self._write_claimed(planned, copy, None, put)
+
+    def _putting(self, new: NewCheckpoint) -> Callable[[Connection[Any]], None]:
+        """`new` put through a saver bound to the claiming transaction's connection."""
+
+        def put(conn: Connection[Any]) -> None:
+            saver = PostgresSaver(conn, serde=self.saver.serde)
+            saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
+
+        return put
 
     def _write_claimed(
-        self, planned: Planned, new: NewCheckpoint, audit_row: tuple[Any, ...] | None
+        self,
+        planned: Planned,
+        new: Written,
+        audit_row: tuple[Any, ...] | None,
+        put: Callable[[Connection[Any]], None],
     ) -> WriteOutcome:
         with self._connection() as conn, conn.transaction():
             conn.execute(GENTLE_SQL)
@@ -228,8 +260,7 @@ class PostgresStore(GenericStore):
                 return moved
             if audit_row is not None:
                 conn.execute(sql.RECORD_REPAIR_SQL, audit_row)
-            saver = PostgresSaver(conn, serde=self.saver.serde)  # writes inside the transaction
-            saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
+            put(conn)  # inside the transaction
         siblings = self._rows(sql.SIBLINGS_SQL, sibling_key(planned, new))
         return "superseded" if siblings[0][0] else "repaired"
 
