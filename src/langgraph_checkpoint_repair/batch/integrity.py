@@ -4,7 +4,8 @@ shared by the sync and async runs. The stores read the bytes (`stored_values`);
 
 from __future__ import annotations
 
-import json
+import os
+import traceback
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -19,12 +20,19 @@ from ..decoding.strict import StrictSerializer
 from ..engine import RepairAction
 from ..stores.plan import Assessment, Status, tuple_key
 
+SERIALIZER_FOLDERS = (
+    os.path.join("langgraph", "checkpoint", "serde", ""),
+    os.path.join("langgraph_checkpoint_repair", "decoding", ""),
+)
+"""Where a serializer's code lives: LangGraph's, and ours that wrap it."""
+
 
 def decode_error(error: BaseException) -> bool:
-    """Whether a load failed on the bytes themselves (not the store, not our code)."""
-    if isinstance(error, (ormsgpack.MsgpackDecodeError, json.JSONDecodeError, UnicodeError)):
-        return True
-    return isinstance(error, NotImplementedError) and "serialization type" in str(error)
+    """Whether a load failed inside the serializer, on the bytes themselves (not the
+    store, not a parent chain): the only sign a saver's API gives. ormsgpack's decode
+    error is a plain ValueError, so the class alone cannot tell."""
+    trace = traceback.extract_tb(error.__traceback__)
+    return any(folder in frame.filename for frame in trace for folder in SERIALIZER_FOLDERS)
 
 
 def unreadable(
