@@ -62,6 +62,28 @@ def test_a_moved_type_is_renamed_in_the_stored_bytes(
         again = run_cli("repair", target, "--min-idle", "0", "--type-moved", moved, "--json", **env)
         assert last_json(again.stdout)["threads_repaired"] == 0
 
+        undone = run_cli("undo", target, "--run", summary["run_id"], "--json", **env)
+        assert undone.returncode == 0, undone.stderr
+        assert last_json(undone.stdout)["threads_restored"] == 0  # the thread ran on: skipped
+
+    (tmp_path / "second").mkdir()
+    with shop_on_path(tmp_path / "second", monkeypatch) as shop:
+        with application_saver(kind, tmp_path, pg_uri) as (target, saver):
+            order_graph(saver, shop.old.Order(**ORDER)).invoke({}, config("undone"))
+            before = stored_channel(saver, "undone", "order")
+        shop.forget_old()
+        env = {"PYTHONPATH": str(shop.folder)}
+        moved = f"{shop.old_type}={shop.new_type}"
+        done = run_cli("repair", target, "--min-idle", "0", "--type-moved", moved, "--json", **env)
+        run_id = last_json(done.stdout)["run_id"]
+        undone = run_cli("undo", target, "--run", run_id, "--json", **env)
+        assert undone.returncode == 0, undone.stderr
+        assert last_json(undone.stdout)["threads_restored"] == 1
+        with application_saver(kind, tmp_path, pg_uri) as (_, saver):
+            assert stored_channel(saver, "undone", "order") == before  # the old bytes, as stored
+        listed = scan_json(target, **env)
+        assert thread_entry(listed, "undone")["findings"][0]["code"] == "lost_type"
+
 
 def test_a_moved_type_needs_a_well_formed_mapping(tmp_path: Path) -> None:
     done = run_cli("scan", f"sqlite:///{tmp_path / 'none.sqlite'}", "--type-moved", "shop.Order")

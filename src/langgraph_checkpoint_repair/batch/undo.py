@@ -1,7 +1,8 @@
 """`undo_run` and its async twin: restore, append-only, what a repair run changed.
 
 A rewind (`--rewind-unreadable`) is undone by copying the unreadable head's row,
-as stored, on top of the rewind (`stores.rewind.RowCopy`): nothing is decoded.
+as stored, on top of the rewind (`stores.rewind.RowCopy`): nothing is decoded. So is
+a `type_moved` repair, whose source names a type that cannot be built here.
 
 Each restore is a checkpoint on top of the run's repair, claimed and written as
 a repair is (`stores.races`), so undos of one run at once restore each thread
@@ -25,7 +26,7 @@ from ..stores.base import entry_from_metadata
 from ..stores.faults import store_lost
 from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
 from ..stores.races import WriteOutcome, head_moved
-from ..stores.rewind import RowCopy, is_rewind, undo_copy
+from ..stores.rewind import RowCopy, undo_copy, undone_by_copy
 from ..stores.rewrites import WriteRewrite, by_checkpoint
 from ..targets.redact import first_line
 from . import checks
@@ -63,7 +64,7 @@ def undo_run(
             with refusals() as refused:
                 head = store.load(_head(entry, entry.repair_checkpoint_id))
                 current = store.head_id(entry.thread_id, entry.checkpoint_ns)
-                if head is not None and is_rewind(head.metadata):
+                if head is not None and undone_by_copy(head.metadata):
                     present = store.chain_link(_source_key(entry)) is not None
                     copy = _copying(store.rewinds, entry, head, current, present, undo.report)
                     if copy is not None and undo.pacer.wait():
@@ -115,7 +116,7 @@ async def aundo_run(
             with refusals() as refused:
                 head = await store.load(_head(entry, entry.repair_checkpoint_id))
                 current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
-                if head is not None and is_rewind(head.metadata):
+                if head is not None and undone_by_copy(head.metadata):
                     present = await store.chain_link(_source_key(entry)) is not None
                     copy = _copying(store.rewinds, entry, head, current, present, undo.report)
                     if copy is not None and await undo.pacer.await_turn():

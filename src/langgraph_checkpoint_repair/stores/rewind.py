@@ -182,6 +182,20 @@ def is_rewind(metadata: Mapping[str, Any]) -> bool:
     return isinstance(detail, dict) and detail.get("kind") == REWIND_KIND
 
 
+def undone_by_copy(metadata: Mapping[str, Any]) -> bool:
+    """Whether a repair is undone by copying its source row as stored: a rewind (its
+    source does not decode), or a `type_moved` repair (its source names a type that
+    cannot be built here, so it cannot be written back from what a load gives)."""
+    if is_rewind(metadata):
+        return True
+    detail = metadata.get(DETAIL_KEY)
+    actions = detail.get("actions") if isinstance(detail, dict) else None
+    kinds = [
+        a.get("kind") for acts in (actions or {}).values() for a in acts if isinstance(a, dict)
+    ]
+    return bool(kinds) and all(kind == "type_moved" for kind in kinds)
+
+
 @dataclass(frozen=True)
 class RowCopy:
     """An undo of a rewind: the unreadable head's row copied, as stored, on top of the
