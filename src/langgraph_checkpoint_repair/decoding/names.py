@@ -65,6 +65,18 @@ def named_types(blob: bytes) -> set[tuple[str, ...]]:
     return found
 
 
+def channel_blobs(checkpoint_blob: bytes) -> dict[str, bytes] | None:
+    """Each channel's value cut out of a whole stored checkpoint (as SQLite stores one)
+    as a msgpack blob of its own, its extensions kept as they were stored; None when
+    the checkpoint does not read as one."""
+    try:
+        whole = ormsgpack.unpackb(checkpoint_blob, ext_hook=ormsgpack.Ext, option=OPTION)
+        values = whole["channel_values"]
+        return {str(name): ormsgpack.packb(value, option=OPTION) for name, value in values.items()}
+    except Exception:
+        return None
+
+
 def one_line(error: BaseException) -> str:
     """The first line of an error's text, or its class name when it has none."""
     text = str(error).strip().splitlines()

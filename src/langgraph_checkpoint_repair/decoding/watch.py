@@ -18,11 +18,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import ormsgpack
-
 from ..compatibility import features
 from .finders import module_findable
-from .names import OPTION, TypeName, UndecodableBytes, named_types
+from .names import TypeName, UndecodableBytes, channel_blobs, named_types
 from .strict import SAFE_TYPES
 
 
@@ -150,30 +148,12 @@ def why_lost(named: TypeName) -> str | None:
 def channels_naming(checkpoint_blob: bytes, named: TypeName) -> list[str]:
     """The channels of a whole stored checkpoint (as SQLite stores one) whose value
     names `named`, read without building anything."""
+    blobs = channel_blobs(checkpoint_blob) or {}
+    return [channel for channel, blob in blobs.items() if named in _names_or_none(blob)]
+
+
+def _names_or_none(blob: bytes) -> set[tuple[str, ...]]:
     try:
-        stored = ormsgpack.unpackb(checkpoint_blob, ext_hook=_Raw, option=OPTION)
-    except Exception:
-        return []
-    values = stored.get("channel_values") if isinstance(stored, dict) else None
-    if not isinstance(values, dict):
-        return []
-    return [str(channel) for channel, value in values.items() if named in _names_in(value)]
-
-
-@dataclass(frozen=True)
-class _Raw:
-    code: int
-    data: bytes
-
-
-def _names_in(value: Any) -> set[tuple[str, ...]]:
-    if isinstance(value, _Raw):
-        try:
-            return named_types(ormsgpack.packb(ormsgpack.Ext(value.code, value.data)))
-        except UndecodableBytes:
-            return set()
-    if isinstance(value, dict):
-        return set().union(*map(_names_in, value.values()), *map(_names_in, value))
-    if isinstance(value, list):
-        return set().union(*map(_names_in, value))
-    return set()
+        return named_types(blob)
+    except UndecodableBytes:
+        return set()

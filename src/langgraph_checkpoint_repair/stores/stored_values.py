@@ -7,10 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import ormsgpack
-
 from ..decoding.integrity import Decode, StoredValue, Trust, suspect
-from ..decoding.names import OPTION
+from ..decoding.names import channel_blobs
 
 POSTGRES_VALUES_SQL = """
 SELECT b.channel, b.type, b.blob, NULL::text AS task_id, NULL::integer AS idx
@@ -63,17 +61,10 @@ def sqlite_values(
 
 
 def _channels_of(type_: str, blob: bytes) -> list[StoredValue]:
-    if type_ != "msgpack":
+    blobs = channel_blobs(blob) if type_ == "msgpack" else None
+    if blobs is None:  # the whole checkpoint does not read: the finding says so
         return [StoredValue(WHOLE_CHECKPOINT, type_, blob)]
-    try:
-        whole = ormsgpack.unpackb(blob, ext_hook=ormsgpack.Ext, option=OPTION)
-        channel_values = whole["channel_values"]
-        return [
-            StoredValue(str(name), "msgpack", ormsgpack.packb(value, option=OPTION))
-            for name, value in channel_values.items()
-        ]
-    except Exception:  # the whole checkpoint does not read: the finding says so
-        return [StoredValue(WHOLE_CHECKPOINT, type_, blob)]
+    return [StoredValue(name, "msgpack", value) for name, value in blobs.items()]
 
 
 # The first look at a page's heads reads the selected (message) channels; this reads the
