@@ -67,48 +67,11 @@ def _channels_of(type_: str, blob: bytes) -> list[StoredValue]:
     return [StoredValue(name, "msgpack", value) for name, value in blobs.items()]
 
 
-# The first look at a page's heads reads the selected (message) channels; this reads the
-# rest of each head for `decoding.integrity.suspect`: its other channels' blobs and its
-# pending writes, each looked up on its table's primary key.
-POSTGRES_PAGE_VALUES_SQL = """
-SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, x.channel, x.type, x.blob, x.task_id
-FROM unnest(%(threads)s::text[], %(namespaces)s::text[], %(heads)s::text[])
-    AS h (thread_id, checkpoint_ns, checkpoint_id)
-JOIN checkpoints c
-    ON c.thread_id = h.thread_id AND c.checkpoint_ns = h.checkpoint_ns
-    AND c.checkpoint_id = h.checkpoint_id
-CROSS JOIN LATERAL (
-    SELECT b.channel, b.type, b.blob, NULL::text AS task_id
-    FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS v (channel, version)
-    JOIN checkpoint_blobs b
-        ON b.thread_id = h.thread_id AND b.checkpoint_ns = h.checkpoint_ns
-        AND b.channel = v.channel AND b.version = v.version
-    WHERE v.channel <> ALL(%(channels)s) AND b.type NOT IN ('empty', 'null', 'bytes', 'bytearray')
-    UNION ALL
-    SELECT w.channel, w.type, w.blob, w.task_id
-    FROM checkpoint_writes w
-    WHERE w.thread_id = h.thread_id AND w.checkpoint_ns = h.checkpoint_ns
-        AND w.checkpoint_id = h.checkpoint_id
-) x"""
-
-
-def page_values_query(
-    keys: Sequence[tuple[str, str, str]], channels: Sequence[str]
-) -> tuple[str, dict[str, Any]]:
-    threads, namespaces, heads = ([key[n] for key in keys] for n in range(3))
-    params = {
-        "threads": threads,
-        "namespaces": namespaces,
-        "heads": heads,
-        "channels": list(channels),
-    }
-    return POSTGRES_PAGE_VALUES_SQL, params
-
-
 def suspect_heads(
     rows: Sequence[Sequence[Any]], trust: Trust, decode: Decode, nul_matters: bool
 ) -> set[tuple[str, str, str]]:
-    """The heads of `page_values_query`'s rows whose other values may hold a finding."""
+    """The heads whose other values (rows of thread, namespace, checkpoint, channel, type,
+    blob, task id: `postgres.base.split_rows`) may hold an integrity finding."""
     suspects: set[tuple[str, str, str]] = set()
     for thread_id, ns, checkpoint_id, channel, type_, blob, task_id in rows:
         key = (thread_id, ns, checkpoint_id)

@@ -114,7 +114,8 @@ class AsyncPostgresStore(AsyncGenericStore):
         """The rows of the heads after `after` and of their delta walks; None past the end.
         The helper starts on the page's blobs once they are read. A walk's failure is
         kept for `judge_page`, which reads those heads one by one."""
-        rows = await self._rows(*sql.heads_query(selection, after, within), binary=True)
+        found = await self._rows(*sql.heads_query(selection, after, within), binary=True)
+        rows, others = sql.split_rows(found)
         if not rows:
             return None
         read = sql.PageRows(rows)
@@ -125,14 +126,8 @@ class AsyncPostgresStore(AsyncGenericStore):
                 read.walks[channel] = error
             else:
                 read.walks[channel] = sql.gather_walks(keys, walked, self.saver.serde)
-        query = values.page_values_query(sql.page_keys(rows), selection.channels)
-        try:
-            found = await self._rows(*query, binary=True)
-        except psycopg.Error as error:
-            read.suspects = error
-        else:
-            serde = self.saver.serde
-            read.suspects = values.suspect_heads(found, trust_of(serde), serde.loads_typed, True)
+        serde = self.saver.serde
+        read.suspects = values.suspect_heads(others, trust_of(serde), serde.loads_typed, True)
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
 

@@ -88,6 +88,9 @@ RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
 # The page's blobs are looked up head by head on checkpoint_blobs' primary key (OFFSET 0
 # keeps the planner from joining them in one pass, which on a small or young table is a
 # sequential scan of every blob for each page: the whole table read once per page).
+# Besides the selected (message) channels, each head's other stored values come along
+# for the integrity look (`stored_values.suspect_heads`): its other channels' blobs at
+# their versions, and its pending writes (`task_id` set), each on its table's key.
 _HEADS_SQL = """
 WITH heads AS (
     SELECT DISTINCT ON (thread_id, checkpoint_ns)
@@ -102,17 +105,49 @@ SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob, b.channel,
     ARRAY(
         SELECT name FROM unnest(%(channels)s::text[]) AS name
         WHERE h.versions ? name AND h.counters ? name
-    ) AS counted
+    ) AS counted,
+    b.task_id, b.selected
 FROM heads h
 LEFT JOIN LATERAL (
-    SELECT b.type, b.blob, b.channel FROM checkpoint_blobs b
+    SELECT b.type, b.blob, b.channel, NULL::text AS task_id, TRUE AS selected
+    FROM checkpoint_blobs b
     WHERE b.thread_id = h.thread_id
         AND b.checkpoint_ns = h.checkpoint_ns
         AND b.channel = ANY(%(channels)s)
         AND b.version = h.versions ->> b.channel
+    UNION ALL
+    SELECT o.type, o.blob, o.channel, NULL, FALSE
+    FROM jsonb_each_text(h.versions) AS v (channel, version)
+    JOIN checkpoint_blobs o
+        ON o.thread_id = h.thread_id AND o.checkpoint_ns = h.checkpoint_ns
+        AND o.channel = v.channel AND o.version = v.version
+    WHERE v.channel <> ALL(%(channels)s) AND o.type NOT IN ('empty', 'null', 'bytes', 'bytearray')
+    UNION ALL
+    SELECT w.type, w.blob, w.channel, w.task_id, FALSE
+    FROM checkpoint_writes w
+    WHERE w.thread_id = h.thread_id AND w.checkpoint_ns = h.checkpoint_ns
+        AND w.checkpoint_id = h.checkpoint_id
     OFFSET 0
 ) b ON TRUE
 ORDER BY h.thread_id DESC, h.checkpoint_ns DESC"""
+
+
+def split_rows(
+    rows: Sequence[Sequence[Any]],
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The heads query's rows as the first look's (a head's selected channels; a head's
+    other values leave an empty row, so every head is still there) and the integrity
+    look's (thread, namespace, checkpoint, channel, type, blob, task id)."""
+    looked: list[tuple[Any, ...]] = []
+    others: list[tuple[Any, ...]] = []
+    for thread_id, ns, checkpoint_id, type_, blob, channel, counted, task_id, selected in rows:
+        if selected is False:
+            others.append((thread_id, ns, checkpoint_id, channel, type_, blob, task_id))
+            looked.append((thread_id, ns, checkpoint_id, None, None, None, counted))
+        else:
+            looked.append((thread_id, ns, checkpoint_id, type_, blob, channel, counted))
+    return looked, others
+
 
 # A delta channel stores nothing at most heads: the ancestors' writes since the nearest
 # stored value rebuild it. This walks the parent chains of a page's delta heads at once,
@@ -372,9 +407,8 @@ class PageRows:
 
     rows: list[tuple[Any, ...]]
     walks: dict[str, ChannelWalks | Exception] = field(default_factory=dict)
-    suspects: set[HeadKey] | Exception = field(default_factory=set)
-    """Heads whose other values may hold an integrity finding (`stored_values`), or the
-    error their query raised (then every head of the page is loaded)."""
+    suspects: set[HeadKey] = field(default_factory=set)
+    """Heads whose other values may hold an integrity finding (`stored_values`)."""
     judge_plain: PlainJudge = plain_verdicts
     """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them)."""
 
@@ -390,11 +424,6 @@ class PageRows:
     def after(self) -> tuple[str, str]:
         """The keyset cursor of the page that follows."""
         return (self.rows[-1][0], self.rows[-1][1])
-
-
-def page_keys(rows: Sequence[Sequence[Any]]) -> list[HeadKey]:
-    """The page's heads, each once, in the order of its rows."""
-    return list(dict.fromkeys((row[0], row[1], row[2]) for row in rows))
 
 
 def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
@@ -418,13 +447,7 @@ def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
 def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
     """The page's heads with their verdicts, from rows already read."""
     page = heads_from_rows(read.rows, serde, read.judge_plain)
-    suspects = read.suspects
-    if isinstance(suspects, Exception):
-        if store_lost(suspects):
-            raise suspects
-        logger.warning("integrity query failed, reading every head of the page: %s", suspects)
-        suspects = set(page.maybe_broken)
-    for key in suspects:
+    for key in read.suspects:
         page.maybe_broken[key] = True
     for channel in page.to_walk:
         walked = read.walks.get(channel)
