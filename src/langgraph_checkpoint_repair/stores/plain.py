@@ -28,8 +28,14 @@ _NON_STR_KEYS = ormsgpack.OPT_NON_STR_KEYS
 _unpackb = ormsgpack.unpackb
 
 
+_OTHER_CLASSES = frozenset(
+    f"{kind}Message{chunk}"
+    for kind in ("Human", "System", "Chat", "Function")
+    for chunk in ("", "Chunk")
+) | {"RemoveMessage"}
+"""LangChain's other message classes: a model of another name in a message list (an
+application's own, perhaps lost) sends its head to the full load, which names it."""
 _CONSTRUCTOR_EXTS = (0, 1, 2, 3)  # EXT_CONSTRUCTOR_* and EXT_METHOD_SINGLE_ARG
-_MESSAGE_MODULES = "langchain_core."
 _OWN_MODULES = (
     "langchain_core.",
     "langgraph.",
@@ -68,9 +74,7 @@ def _plain_ext(code: int, data: bytes) -> Any:
         except Exception:
             decoded = _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
         if type(decoded) is list and len(decoded) >= 3 and type(decoded[2]) is dict:
-            if type(decoded[0]) is str and decoded[0].startswith(_MESSAGE_MODULES):
-                return (decoded[1], decoded[2])  # (class name, fields)
-            raise _Foreign  # a model of the application's: the full load names it
+            return (decoded[1], decoded[2])  # (class name, fields)
     elif code == _SNAPSHOT_EXT:  # the list inside: a snapshot is looked at like a plain value
         return _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
     elif code in _CONSTRUCTOR_EXTS:  # a value inside a message: a datetime, a UUID ...
@@ -116,6 +120,8 @@ def plain_history_is_clean(value: Any) -> bool:
             expected = _awaited(fields.get("tool_calls"), fields.get("invalid_tool_calls"))
             if expected is _UNANSWERABLE:
                 return False
+        elif name not in _OTHER_CLASSES:
+            return False
     return expected is None
 
 

@@ -20,6 +20,10 @@ _PYDANTIC_EXTS = (4, 5)  # EXT_PYDANTIC_V1, EXT_PYDANTIC_V2 in langgraph's JsonP
 _SNAPSHOT_EXT = 7  # EXT_DELTA_SNAPSHOT: a delta channel's whole value
 _AI_CLASSES = frozenset({"AIMessage", "AIMessageChunk"})
 _TOOL_CLASSES = frozenset({"ToolMessage", "ToolMessageChunk"})
+_OTHER_CLASSES = frozenset(
+    {"HumanMessage", "HumanMessageChunk", "SystemMessage", "SystemMessageChunk", "ChatMessage",
+     "ChatMessageChunk", "FunctionMessage", "FunctionMessageChunk", "RemoveMessage"}
+)  # fmt: skip
 
 
 class _Unknown:
@@ -65,6 +69,8 @@ def plain_history_is_clean(value: Any) -> bool:
             continue
         if expected:
             return False
+        if name not in _AI_CLASSES and name not in _OTHER_CLASSES:
+            return False  # not LangChain's: the full load names it (both looks since the findings)
         if name in _AI_CLASSES:
             calls = fields.get("tool_calls") or []
             invalid = fields.get("invalid_tool_calls") or []
