@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.cli_runs import last_json, run_cli
+from tests.support.cli_runs import last_json, postgres_rows, run_cli, sqlite_rows
 from tests.support.integrity_threads import (
     application_saver,
     brick_with_nul,
@@ -167,6 +167,7 @@ def test_types_lists_every_stored_type_and_the_list_strict_msgpack_needs(
     forget_module(gone)
     env = {"PYTHONPATH": str(tmp_path / "kept")}
     kept_type, gone_type = f"{kept.__name__}:Order", f"{gone.__name__}:Order"
+    stored_before = every_row(kind, tmp_path, pg_uri)
 
     heads = types_json(target, **env)
     assert set(heads) == {"types", "allowed_msgpack_modules"}
@@ -186,6 +187,13 @@ def test_types_lists_every_stored_type_and_the_list_strict_msgpack_needs(
     assert f"allowed_msgpack_modules=[('{kept.__name__}', 'Order')]" in printed.stdout
     assert "6 threads looked at" not in printed.stdout and "5 threads looked at" in printed.stdout
     assert gone_type in printed.stdout
+    assert every_row(kind, tmp_path, pg_uri) == stored_before  # types wrote nothing
+
+
+def every_row(kind: str, tmp_path: Path, pg_uri: str) -> object:
+    if kind == "sqlite":
+        return sqlite_rows(tmp_path / "threads.sqlite")
+    return postgres_rows(pg_uri)
 
 
 def test_types_needs_stored_bytes(tmp_path: Path) -> None:
