@@ -6,7 +6,8 @@ undo puts the original bytes back. Sync and async runs, real savers, no mocks.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import contextlib
+from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -18,12 +19,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph_checkpoint_repair.batch import (
     RunReport,
     UndoReport,
-    arepair_threads,
-    aundo_run,
     repair_threads,
     undo_run,
 )
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
+from tests.support.batch_runs import run_repair, run_undo
 from tests.support.integrity_threads import NUL_TEXT, brick_with_nul, nul_graph
 from tests.support.nul_rows import (
     every_row,
@@ -33,31 +33,34 @@ from tests.support.nul_rows import (
     set_write_blob,
 )
 from tests.support.seeding import config
+from tests.support.stores import Store
 
 MODES = ["sync", "async"]
 SCRUBBED = {"replace": "page one\ufffdpage two", "strip": "page onepage two"}
 
 
-async def repair(mode: str, uri: str, **settings: Any) -> RunReport:
-    """One run of the batch job over the store, sync or async, on savers of its own."""
-    settings.setdefault("min_idle", timedelta(0))
+@contextlib.asynccontextmanager
+async def opened(mode: str, uri: str) -> AsyncIterator[Store]:
+    """The store through savers of its own, driven sync or async."""
     if mode == "sync":
         with postgres_saver(uri) as saver:
-            return repair_threads(saver, **settings)
+            yield Store(saver, is_async=False)
+        return
     async with await psycopg.AsyncConnection.connect(
         uri, autocommit=True, prepare_threshold=0
     ) as conn:
-        return await arepair_threads(AsyncPostgresSaver(conn), **settings)  # type: ignore[arg-type]
+        yield Store(AsyncPostgresSaver(conn), is_async=True)  # type: ignore[arg-type]
+
+
+async def repair(mode: str, uri: str, **settings: Any) -> RunReport:
+    """One run of the batch job over the store, sync or async."""
+    async with opened(mode, uri) as store:
+        return await run_repair(store, **settings)
 
 
 async def undo(mode: str, uri: str, run_id: str) -> UndoReport:
-    if mode == "sync":
-        with postgres_saver(uri) as saver:
-            return undo_run(saver, run_id)
-    async with await psycopg.AsyncConnection.connect(
-        uri, autocommit=True, prepare_threshold=0
-    ) as conn:
-        return await aundo_run(AsyncPostgresSaver(conn), run_id)  # type: ignore[arg-type]
+    async with opened(mode, uri) as store:
+        return await run_undo(store, run_id)
 
 
 @pytest.fixture
