@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -57,7 +58,8 @@ from langgraph_checkpoint_repair.stores.base import Selection
 from langgraph_checkpoint_repair.stores.postgres import base as scan_sql
 from langgraph_checkpoint_repair.stores.postgres import shards
 
-DATABASE = "langgraph_repair_bench_scale"
+DATABASE = os.environ.get("BENCH_SCALE_DATABASE", "langgraph_repair_bench_scale")
+"""The benchmark's own database (another name lets two runs share a server)."""
 MESSAGES = 12
 BROKEN_EVERY = 100  # 1%
 COLUMNS = {
