@@ -20,7 +20,6 @@ from langchain_core.messages import (
 from langchain_core.messages.utils import count_tokens_approximately
 
 from langgraph_checkpoint_repair import RepairPolicy, repair_messages
-from langgraph_checkpoint_repair.engine.context.counting import approximate_bound
 from langgraph_checkpoint_repair.engine.context.marker import removed_by, trim_marker
 from tests.support.context import markers
 from tests.support.oracle import violations
@@ -116,68 +115,6 @@ def _answered(messages: list[BaseMessage]) -> list[BaseMessage]:
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     kept = [c for c in last.tool_calls if c["id"] in answered]
     return [m if m is not last else last.model_copy(update={"tool_calls": kept}) for m in messages]
-
-
-@settings(max_examples=300, deadline=None)
-@given(history=histories())
-def test_the_shortcut_bound_is_never_below_langchains_count(history: list[BaseMessage]) -> None:
-    bound = approximate_bound(history)
-    assert bound is not None and bound >= count_tokens_approximately(history)
-
-
-ARGUMENTS = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats()
-    | st.text(st.characters(codec=None, exclude_categories=()), max_size=20)
-    | st.sampled_from(["'", '"', "\\", "\x00", "\x85", "\u2028", "\ud800", "\U000e0001", "é😀"]),
-    lambda inner: (
-        st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=5), inner, max_size=6)
-    ),
-    max_leaves=40,
-)
-
-
-@settings(max_examples=500, deadline=None)
-@given(arguments=st.lists(st.dictionaries(st.text(max_size=8), ARGUMENTS, max_size=4), max_size=4))
-def test_the_bound_holds_for_any_arguments(arguments: list[dict[str, Any]]) -> None:
-    """The calls' repr, bounded by their marshalled size: hostile texts (escapes,
-    quotes, surrogates), lists of `False` (the most repr for a byte), nesting."""
-    calls: Any = [{"name": "t", "args": a, "id": f"c{n}"} for n, a in enumerate(arguments)]
-    history = [
-        AIMessage("", tool_calls=calls),
-        *(ToolMessage("r", tool_call_id=c["id"]) for c in calls),
-    ]
-    bound = approximate_bound(history)
-    assert bound is not None and bound >= count_tokens_approximately(history)
-
-
-def test_the_bound_holds_for_the_densest_repr() -> None:
-    calls: Any = [{"name": "t", "args": {"x": [False] * 1000, "y": [None] * 1000}, "id": "c"}]
-    history = [AIMessage("", tool_calls=calls)]
-    bound = approximate_bound(history)
-    assert bound is not None and bound >= count_tokens_approximately(history)
-
-
-def test_the_bound_declines_what_marshal_cannot_write() -> None:
-    loop: list[Any] = []
-    loop.append(loop)
-    for odd in (loop, object(), b"\x00" * 10):
-        calls: Any = [{"name": "t", "args": {"x": odd}, "id": "c"}]
-        history = [AIMessage("", tool_calls=calls)]
-        bound = approximate_bound(history)
-        assert bound is None or bound >= count_tokens_approximately(history)
-    assert (
-        approximate_bound(
-            [AIMessage("", tool_calls=[{"name": "t", "args": {"x": loop}, "id": "c"}])]
-        )
-        is None
-    )
-
-
-def test_the_bound_declines_list_contents() -> None:
-    assert approximate_bound([HumanMessage([{"type": "text", "text": "hi"}])]) is None
 
 
 def test_a_marker_is_known_by_its_metadata_not_its_words() -> None:

@@ -7,8 +7,8 @@ first.
    says how many messages are gone.
 3. What cannot be made to fit is reported (`over_budget`) and left as far as it got.
 
-`counting` counts; a history within budget is usually known to be so without
-counting a message.
+`counting` counts, each message once; `lean` proves the usual history paired and
+within budget in one walk, without counting a message.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from ..actions import HistoryError, RepairAction, RepairResult
 from ..hygiene import in_flight_ai, input_positions
 from ..hygiene.fixes import Fix
 from ..policy import PROFILE_KEYS, RepairPolicy, TokenCounter
-from .counting import count_each, count_tokens, within_budget
+from .counting import count_each, count_tokens
+from .lean import fits_paired
 from .marker import removed_by
 from .results import cut_long_results
 from .trim import drop_oldest
@@ -40,21 +41,33 @@ def fit_context(
     """The other rules first, then the budget; strict mode reports all and changes nothing."""
     budget = policy.input_budget
     assert budget is not None
-    paired = earlier(messages, without_budget(policy), in_flight)
+    as_list = messages if isinstance(messages, list) else list(messages)
+    if _pairing_only(policy) and fits_paired(as_list, in_flight, budget):
+        return RepairResult(as_list, (), False)  # what the long way finds, at least cost
+    paired = earlier(as_list, without_budget(policy), in_flight)
     history = paired.messages
-    fits, total = within_budget(history, budget, policy.token_counter)
-    if fits:
+    counter = policy.token_counter
+    counts = count_each(history, None) if counter is None else None
+    total = sum(counts) if counts is not None else count_tokens(history, counter)
+    if total <= budget:
         if policy.strict and paired.actions:
             raise HistoryError(paired.actions)
         return paired
-    out, fixes = _least_loss(history, budget, total, policy, in_flight_ai(history, in_flight))
-    positions = input_positions(messages, history)
+    in_flight_at = in_flight_ai(history, in_flight)
+    out, fixes = _least_loss(history, budget, total, counts, policy, in_flight_at)
+    positions = input_positions(as_list, history)
     actions = paired.actions + tuple(
         RepairAction(f.kind, f.tool_call_id, f.tool_name, positions[n], f.detail) for n, f in fixes
     )
     if policy.strict:
         raise HistoryError(actions)
     return RepairResult(out, actions, paired.changed or out is not history)
+
+
+def _pairing_only(policy: RepairPolicy) -> bool:
+    """Whether a history proven paired is left as it is by the rules before this one,
+    and the budget counts with the approximation, which `fits_paired` bounds."""
+    return policy.token_counter is None and policy.provider is None and not policy.rewrites_content
 
 
 def without_budget(policy: RepairPolicy) -> RepairPolicy:
@@ -70,13 +83,17 @@ def without_budget(policy: RepairPolicy) -> RepairPolicy:
 def _least_loss(
     history: list[BaseMessage],
     budget: int,
-    total: int | None,
+    total: int,
+    counts: list[int] | None,
     policy: RepairPolicy,
     in_flight_at: int | None,
 ) -> tuple[list[BaseMessage], list[tuple[int, Fix]]]:
+    """Each message counted once (`counts`, when the approximation already took
+    them), then the cuts and the trim work from those counts."""
     counter = policy.token_counter
-    counts = count_each(history, counter)
-    overhead = 0 if counter is None or total is None else total - sum(counts)
+    if counts is None:
+        counts = count_each(history, counter)
+    overhead = 0 if counter is None else total - sum(counts)
     cut, fixes = cut_long_results(history, counts, max(budget // 4, 1), counter, policy.language)
     if sum(counts) + overhead <= budget and _counted_fits(cut, budget, counter):
         return cut, fixes

@@ -1,0 +1,198 @@
+"""The budget's counting against LangChain's own: `approximate_counts` equals
+`count_tokens_approximately` message by message, `fits_paired` never clears a
+history LangChain counts over the budget (or one `proves_paired` does not prove),
+and the engine decides exactly as it does with LangChain's function as its counter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.utils import count_tokens_approximately
+
+from langgraph_checkpoint_repair import RepairPolicy, repair_messages
+from langgraph_checkpoint_repair.engine.context.counting import approximate_counts
+from langgraph_checkpoint_repair.engine.context.lean import calls_repr_bound, fits_paired
+from langgraph_checkpoint_repair.engine.proof import proves_paired
+from tests.engine.test_context_properties import histories
+
+HOSTILE = ["'", '"', "\\", "\x00", "\x7f", "\x85", "\u2028", "\ud800", "\U000e0001", "é😀", "\t"]
+TEXTS = st.text(st.characters(codec=None, exclude_categories=()), max_size=30) | st.sampled_from(
+    HOSTILE
+)
+ARGUMENTS = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | TEXTS
+    | st.binary(max_size=8)
+    | st.just(...)
+    | st.just(StopIteration),
+    lambda inner: (
+        st.lists(inner, max_size=6)
+        | st.tuples(inner, inner)
+        | st.frozensets(st.integers(), max_size=3)
+        | st.dictionaries(st.text(max_size=5), inner, max_size=6)
+    ),
+    max_leaves=40,
+)
+BLOCKS = st.lists(
+    TEXTS
+    | st.fixed_dictionaries({"type": st.just("text"), "text": TEXTS})
+    | st.fixed_dictionaries({"type": st.sampled_from(["image", "image_url"]), "url": TEXTS})
+    | st.dictionaries(st.sampled_from(["type", "data", "x"]), TEXTS, max_size=3),
+    max_size=4,
+)
+
+
+class NamedHuman(HumanMessage):
+    """A subclass: counted by LangChain's function, not by exact class."""
+
+
+@st.composite
+def messages(draw: Any) -> BaseMessage:
+    content = draw(TEXTS | BLOCKS)
+    name = draw(st.none() | TEXTS)
+    kind = draw(st.sampled_from(["human", "ai", "system", "tool", "chat", "subclass"]))
+    if kind == "ai":
+        calls = [
+            {
+                "name": draw(TEXTS),
+                "args": draw(st.dictionaries(TEXTS, ARGUMENTS, max_size=3)),
+                "id": i,
+            }
+            for i in draw(st.lists(TEXTS, max_size=3))
+        ]
+        return AIMessage(content, name=name, tool_calls=calls)
+    if kind == "tool":
+        return ToolMessage(content, tool_call_id=draw(TEXTS), name=name)
+    if kind == "chat":
+        return ChatMessage(content, role=draw(TEXTS), name=name)
+    cls = {"human": HumanMessage, "system": SystemMessage, "subclass": NamedHuman}[kind]
+    return cls(content, name=name)
+
+
+@settings(max_examples=500, deadline=None)
+@given(history=st.lists(messages(), max_size=6))
+def test_each_count_is_langchains(history: list[BaseMessage]) -> None:
+    counts = approximate_counts(history)
+    assert counts == [count_tokens_approximately((m,)) for m in history]
+    assert sum(counts) == count_tokens_approximately(history)
+
+
+@settings(max_examples=300, deadline=None)
+@given(history=histories(), budget=st.integers(0, 60_000), in_flight=st.booleans())
+def test_a_history_cleared_is_proven_paired_and_fits(
+    history: list[BaseMessage], budget: int, in_flight: bool
+) -> None:
+    if fits_paired(history, in_flight, budget):
+        assert proves_paired(history, in_flight)
+        assert count_tokens_approximately(history) <= budget
+
+
+@settings(max_examples=200, deadline=None)
+@given(history=histories(), in_flight=st.booleans())
+def test_a_proven_history_with_room_is_cleared(history: list[BaseMessage], in_flight: bool) -> None:
+    """The bound decides the usual case: a valid history with room to spare (here a
+    budget eight times its count and 200 tokens a message) needs no count."""
+    if proves_paired(history, in_flight):
+        room = 8 * count_tokens_approximately(history) + 200 * len(history)
+        assert fits_paired(history, in_flight, room)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    arguments=st.lists(st.dictionaries(st.text(max_size=8), ARGUMENTS, max_size=4), max_size=4),
+    names=st.lists(TEXTS, min_size=4, max_size=4),
+)
+def test_the_calls_bound_holds_for_any_arguments(
+    arguments: list[dict[str, Any]], names: list[str]
+) -> None:
+    """Hostile texts (escapes, quotes, surrogates), lists of `False` (the most repr for
+    a byte of marshal), `...` and `StopIteration` (more still), nesting."""
+    calls: Any = [
+        {"name": names[n], "args": a, "id": f"{names[-n]}{n}"} for n, a in enumerate(arguments)
+    ]
+    message = AIMessage("", tool_calls=calls)
+    bound = calls_repr_bound([message.tool_calls])
+    assert bound is not None and bound >= len(repr(message.tool_calls))
+
+
+def test_the_calls_bound_holds_for_the_densest_repr() -> None:
+    for dense in ([False] * 1000, [None] * 1000, [...] * 1000, [StopIteration] * 1000):
+        message = AIMessage("", tool_calls=[{"name": "t", "args": {"x": dense}, "id": "c"}])
+        bound = calls_repr_bound([message.tool_calls])
+        assert bound is not None and bound >= len(repr(message.tool_calls))
+
+
+def test_the_calls_bound_declines_what_it_cannot_bound() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    message = AIMessage("", tool_calls=[{"name": "t", "args": {"x": 1}, "id": "c"}])
+    message.tool_calls[0]["extra"] = "a key LangChain would not have made"
+    assert calls_repr_bound([message.tool_calls]) is None
+
+    class Loud(str):
+        def __repr__(self) -> str:
+            return "x" * 10_000
+
+    message = AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "c"}])
+    message.tool_calls[0]["name"] = Loud("t")
+    assert calls_repr_bound([message.tool_calls]) is None
+    for odd in (loop, object()):
+        message = AIMessage("", tool_calls=[{"name": "t", "args": {"x": odd}, "id": "c"}])
+        history = [message, ToolMessage("r", tool_call_id="c")]
+        assert not fits_paired(history, False, 10**9)
+
+
+def test_a_list_content_goes_the_long_way_and_fits() -> None:
+    history = [HumanMessage([{"type": "text", "text": "hi"}])]
+    assert not fits_paired(history, False, 10**6)
+    policy = RepairPolicy(max_input_tokens=10**6)
+    assert repair_messages(history, policy=policy).messages is history
+
+
+def _langchains(messages: list[BaseMessage]) -> int:
+    """LangChain's function as a counter of the policy's own: the engine then counts
+    the general way, message by message and the whole."""
+    return count_tokens_approximately(messages)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    history=histories(),
+    window=st.integers(20, 60_000),
+    in_flight=st.booleans(),
+    strict=st.booleans(),
+)
+def test_every_decision_is_the_one_langchains_counter_makes(
+    history: list[BaseMessage], window: int, in_flight: bool, strict: bool
+) -> None:
+    """The fast counts and the bound change nothing: the same list (the same objects
+    where nothing changed), the same actions, the same strict failures."""
+
+    def run(counter: Any) -> Any:
+        policy = RepairPolicy(max_input_tokens=window, token_counter=counter, strict=strict)
+        try:
+            return repair_messages(history, policy=policy, in_flight=in_flight)
+        except Exception as error:  # the failure is what is compared
+            return error
+
+    fast, reference = run(None), run(_langchains)
+    if isinstance(reference, Exception):
+        assert type(fast) is type(reference) and str(fast) == str(reference)
+        return
+    assert not isinstance(fast, Exception)
+    assert fast.actions == reference.actions and fast.changed == reference.changed
+    assert fast.messages == reference.messages
+    assert (fast.messages is history) == (reference.messages is history)
