@@ -77,9 +77,10 @@ def messages(draw: Any) -> BaseMessage:
     if kind == "tool":
         return ToolMessage(content, tool_call_id=draw(TEXTS), name=name)
     if kind == "chat":
-        return ChatMessage(content, role=draw(TEXTS), name=name)
-    cls = {"human": HumanMessage, "system": SystemMessage, "subclass": NamedHuman}[kind]
-    return cls(content, name=name)
+        return ChatMessage(content=content, role=draw(TEXTS), name=name)
+    if kind == "system":
+        return SystemMessage(content, name=name)
+    return (NamedHuman if kind == "subclass" else HumanMessage)(content, name=name)
 
 
 @settings(max_examples=500, deadline=None)
@@ -139,7 +140,8 @@ def test_the_calls_bound_declines_what_it_cannot_bound() -> None:
     loop: list[Any] = []
     loop.append(loop)
     message = AIMessage("", tool_calls=[{"name": "t", "args": {"x": 1}, "id": "c"}])
-    message.tool_calls[0]["extra"] = "a key LangChain would not have made"
+    call: Any = message.tool_calls[0]
+    call["extra"] = "a key LangChain would not have made"
     assert calls_repr_bound([message.tool_calls]) is None
 
     class Loud(str):
@@ -147,7 +149,7 @@ def test_the_calls_bound_declines_what_it_cannot_bound() -> None:
             return "x" * 10_000
 
     message = AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "c"}])
-    message.tool_calls[0]["name"] = Loud("t")
+    message.tool_calls[0]["name"] = Loud("t")  # marshal writes no subclass
     assert calls_repr_bound([message.tool_calls]) is None
     for odd in (loop, object()):
         message = AIMessage("", tool_calls=[{"name": "t", "args": {"x": odd}, "id": "c"}])
@@ -156,7 +158,7 @@ def test_the_calls_bound_declines_what_it_cannot_bound() -> None:
 
 
 def test_a_list_content_goes_the_long_way_and_fits() -> None:
-    history = [HumanMessage([{"type": "text", "text": "hi"}])]
+    history: list[BaseMessage] = [HumanMessage([{"type": "text", "text": "hi"}])]
     assert not fits_paired(history, False, 10**6)
     policy = RepairPolicy(max_input_tokens=10**6)
     assert repair_messages(history, policy=policy).messages is history

@@ -25,10 +25,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from .counting import ROLE_CHARS
 
 _MOST_ROLE_CHARS = max(ROLE_CHARS.values())
-_CALL_CHARS = len("{'name': , 'args': , 'id': , 'type': 'tool_call'}, ")
-"""A call's repr without its name, arguments and id, and its separator in the list."""
-ESCAPES_PER_CHAR = 10
-"""The most characters of repr for one character of a string (`\\U000e0001`)."""
+_CALL_CHARS = len("{'name': , 'args': , 'id': , 'type': }, ")
+"""A call's repr without its values, and its separator in the list."""
+_CALL_FIELDS = tuple(map(itemgetter, ("name", "args", "id", "type")))
 REPR_PER_BYTE = 7
 """The most characters of repr, separator included, for one byte of marshal, but
 for the two singletons below: a `False` in a list is one byte there and `False, `
@@ -40,7 +39,6 @@ SINGLETON_EXTRA = {
 }
 """The one-byte objects whose repr is longer still, by their marshal code: each
 byte of that value in the output (a string's byte too) counts that much more."""
-_call_fields = itemgetter("name", "args", "id", "type")
 _id_of = itemgetter("id")
 _NO_MORE_IDS: Iterator[str] = iter(())
 
@@ -114,31 +112,24 @@ def _paired_sizes(messages: list[BaseMessage], in_flight: bool) -> tuple[int, li
 
 def calls_repr_bound(calls_seen: list[Any]) -> int | None:
     """At least the sum of `len(repr(calls))` over `calls_seen`, taken with C-level
-    passes: each call's fixed keys exactly, its name and id from their characters
-    (escapes bounded), its arguments by `REPR_PER_BYTE` times their marshalled
-    size (format 2, which shares nothing and writes only plain types). None
-    where a call is not the usual four keys of plain values."""
+    passes: each call's keys exactly, its values by `REPR_PER_BYTE` times their
+    marshalled size (format 2, which shares nothing and writes only plain types,
+    so that no subclass with a repr of its own gets through). None where a call is
+    not LangChain's four keys."""
     if set(map(type, calls_seen)) - {list}:
         return None
     flat = list(chain.from_iterable(calls_seen))
     brackets = 2 * len(calls_seen)
     if not flat:
         return brackets
-    if set(map(type, flat)) != {dict}:
+    if set(map(type, flat)) != {dict} or sum(map(len, flat)) != 4 * len(flat):
+        return None  # with the four keys read below, a dict of four has only them
+    values = [list(map(field, flat)) for field in _CALL_FIELDS]
+    try:
+        data = marshal.dumps(values, 2)
+    except ValueError:  # a type marshal does not write, or nesting too deep
         return None
-    if sum(map(len, flat)) != 4 * len(flat):  # with the four keys below, only them
-        return None
-    names, arguments, ids, kinds = zip(*map(_call_fields, flat), strict=True)
-    if set(kinds) != {"tool_call"} or set(map(type, chain(names, ids, kinds))) != {str}:
-        return None
-    strings = "".join(chain(names, ids))
-    if strings.isprintable():  # only a quote or a backslash is escaped, by one more
-        string_chars = len(strings) + strings.count("'") + strings.count("\\")
-    else:
-        string_chars = ESCAPES_PER_CHAR * len(strings)
-    quotes = 4 * len(flat)  # each name and id between two
-    argument_chars = marshalled_repr_bound(marshal.dumps(list(arguments), 2))
-    return brackets + _CALL_CHARS * len(flat) + quotes + string_chars + argument_chars
+    return brackets + _CALL_CHARS * len(flat) + marshalled_repr_bound(data)
 
 
 def marshalled_repr_bound(data: bytes) -> int:
