@@ -80,7 +80,9 @@ def messages(draw: Any) -> BaseMessage:
         return ChatMessage(content=content, role=draw(TEXTS), name=name)
     if kind == "system":
         return SystemMessage(content, name=name)
-    return (NamedHuman if kind == "subclass" else HumanMessage)(content, name=name)
+    if kind == "subclass":
+        return NamedHuman(content=content, name=name)
+    return HumanMessage(content, name=name)
 
 
 @settings(max_examples=500, deadline=None)
