@@ -21,7 +21,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from langgraph_checkpoint_repair import RepairPolicy, repair_messages
 from langgraph_checkpoint_repair.engine.context.counting import approximate_counts
-from langgraph_checkpoint_repair.engine.context.lean import calls_repr_bound, fits_paired
+from langgraph_checkpoint_repair.engine.context.lean import fits_paired
 from langgraph_checkpoint_repair.engine.proof import proves_paired
 from tests.engine.test_context_properties import histories
 
@@ -91,6 +91,7 @@ def test_each_count_is_langchains(history: list[BaseMessage]) -> None:
     counts = approximate_counts(history)
     assert counts == [count_tokens_approximately((m,)) for m in history]
     assert sum(counts) == count_tokens_approximately(history)
+    assert not fits_paired(history, False, sum(counts) - 1)
 
 
 @settings(max_examples=300, deadline=None)
@@ -113,55 +114,66 @@ def test_a_proven_history_with_room_is_cleared(history: list[BaseMessage], in_fl
         assert fits_paired(history, in_flight, room)
 
 
+def never_below_langchains(calls: Any) -> bool:
+    """Whether `fits_paired` declines every budget below LangChain's count of a history
+    holding `calls`, each answered: its bound is never below that count."""
+    message = AIMessage("", tool_calls=calls)
+    history = [message, *(ToolMessage("r", tool_call_id=c["id"]) for c in message.tool_calls)]
+    return not fits_paired(history, False, count_tokens_approximately(history) - 1)
+
+
 @settings(max_examples=500, deadline=None)
 @given(
     arguments=st.lists(st.dictionaries(st.text(max_size=8), ARGUMENTS, max_size=4), max_size=4),
     names=st.lists(TEXTS, min_size=4, max_size=4),
 )
-def test_the_calls_bound_holds_for_any_arguments(
-    arguments: list[dict[str, Any]], names: list[str]
-) -> None:
-    """Hostile texts (escapes, quotes, surrogates), lists of `False` (the most repr for
-    a byte of marshal), `...` and `StopIteration` (more still), nesting."""
-    calls: Any = [
+def test_the_bound_holds_for_any_calls(arguments: list[dict[str, Any]], names: list[str]) -> None:
+    """Hostile names and ids (escapes, quotes, surrogates), lists of `False` (the most
+    repr for a byte of marshal), `...` and `StopIteration` (more still), nesting."""
+    calls = [
         {"name": names[n], "args": a, "id": f"{names[-n]}{n}"} for n, a in enumerate(arguments)
     ]
-    message = AIMessage("", tool_calls=calls)
-    bound = calls_repr_bound([message.tool_calls])
-    assert bound is not None and bound >= len(repr(message.tool_calls))
+    assert never_below_langchains(calls)
 
 
-def test_the_calls_bound_holds_for_the_densest_repr() -> None:
+def test_the_bound_holds_for_the_densest_repr() -> None:
     for dense in ([False] * 1000, [None] * 1000, [...] * 1000, [StopIteration] * 1000):
-        message = AIMessage("", tool_calls=[{"name": "t", "args": {"x": dense}, "id": "c"}])
-        bound = calls_repr_bound([message.tool_calls])
-        assert bound is not None and bound >= len(repr(message.tool_calls))
+        assert never_below_langchains([{"name": "t", "args": {"x": dense}, "id": "c"}])
+    assert never_below_langchains([{"name": "\x00" * 50, "args": {}, "id": "\U000e0001" * 50}])
 
 
-def test_the_calls_bound_declines_what_it_cannot_bound() -> None:
-    loop: list[Any] = []
-    loop.append(loop)
-    message = AIMessage("", tool_calls=[{"name": "t", "args": {"x": 1}, "id": "c"}])
-    call: Any = message.tool_calls[0]
-    call["extra"] = "a key LangChain would not have made"
-    assert calls_repr_bound([message.tool_calls]) is None
+def test_the_bound_declines_what_it_cannot_bound() -> None:
+    """A key LangChain would not have made, a string whose repr is its own, what
+    marshal does not write: the long way decides."""
 
     class Loud(str):
         def __repr__(self) -> str:
             return "x" * 10_000
 
-    message = AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "c"}])
-    message.tool_calls[0]["name"] = Loud("t")  # marshal writes no subclass
-    assert calls_repr_bound([message.tool_calls]) is None
-    for odd in (loop, object()):
-        message = AIMessage("", tool_calls=[{"name": "t", "args": {"x": odd}, "id": "c"}])
+    loop: list[Any] = []
+    loop.append(loop)
+    odd_calls: list[Any] = [
+        {"name": "t", "args": {}, "id": "c", "extra": 1},
+        {"name": Loud("t"), "args": {}, "id": "c", "type": "tool_call"},
+        {"name": "t", "args": {}, "id": "c", "type": Loud("tool_call")},
+        {"name": "t", "args": {"x": loop}, "id": "c", "type": "tool_call"},
+        {"name": "t", "args": {"x": object()}, "id": "c", "type": "tool_call"},
+    ]
+    for call in odd_calls:
+        message = AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "c"}])
+        message.tool_calls[0] = call
         history = [message, ToolMessage("r", tool_call_id="c")]
+        assert proves_paired(history) or "extra" in call or "x" in call["args"]
         assert not fits_paired(history, False, 10**9)
 
 
-def test_a_list_content_goes_the_long_way_and_fits() -> None:
-    history: list[BaseMessage] = [HumanMessage([{"type": "text", "text": "hi"}])]
-    assert not fits_paired(history, False, 10**6)
+def test_blocks_are_bounded_and_an_odd_block_goes_the_long_way() -> None:
+    blocks: list[Any] = [{"type": "text", "text": "hi"}, {"type": "image", "url": "x" * 9000}]
+    history: list[BaseMessage] = [HumanMessage(blocks)]
+    count = count_tokens_approximately(history)
+    assert fits_paired(history, False, 10 * count) and not fits_paired(history, False, count - 1)
+    odd: list[BaseMessage] = [HumanMessage([{"type": "text", "text": None}])]
+    assert not fits_paired(odd, False, 10**6)
     policy = RepairPolicy(max_input_tokens=10**6)
     assert repair_messages(history, policy=policy).messages is history
 

@@ -60,7 +60,7 @@ def approximate_counts(messages: Sequence[BaseMessage]) -> list[int]:
         if type(content) is str:
             chars, images = len(content) + role, 0
         else:
-            measured = _blocks_size(content)
+            measured = blocks_size(content)
             if measured is None:
                 append(count_tokens_approximately((message,)))
                 continue
@@ -77,7 +77,7 @@ def approximate_counts(messages: Sequence[BaseMessage]) -> list[int]:
     return counts
 
 
-def _blocks_size(content: object) -> tuple[int, int] | None:
+def blocks_size(content: object) -> tuple[int, int] | None:
     """The characters and images of a list content as the approximation reads them,
     or None for anything it might read otherwise (a text that is not a string)."""
     if type(content) is not list:

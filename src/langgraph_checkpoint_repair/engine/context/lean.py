@@ -2,10 +2,11 @@
 
 Most histories loaded under a budget are valid and fit. Proving that costs one
 walk: `proof.proves_paired`'s walk, which also adds up what LangChain's
-approximation reads (texts, names, call ids), and one C-level pass bounding the
-calls' repr. The sum is an upper bound of `count_tokens_approximately`, never
-below it, so a history it clears fits; anything else (an odd shape, a list
-content, a bound over the budget) goes the long way, which counts exactly.
+approximation reads (texts, names, call ids) and gathers the calls' names, ids
+and arguments, whose repr is then bounded by C-level passes. The sum is an upper
+bound of `count_tokens_approximately`, never below it, so a history it clears
+fits; anything else (an odd shape, an odd content, a bound over the budget) goes
+the long way, which counts exactly.
 
 The walk is `proves_paired`'s rules, written again over each message's field
 dict: reading the fields there costs the budget less than an attribute each, and
@@ -16,18 +17,18 @@ from __future__ import annotations
 
 import marshal
 from collections.abc import Iterator
-from itertools import chain
-from operator import itemgetter
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from .counting import ROLE_CHARS
+from .counting import IMAGE_TOKENS, ROLE_CHARS, blocks_size
 
-_MOST_ROLE_CHARS = max(ROLE_CHARS.values())
-_CALL_CHARS = len("{'name': , 'args': , 'id': , 'type': }, ")
-"""A call's repr without its values, and its separator in the list."""
-_CALL_FIELDS = tuple(map(itemgetter, ("name", "args", "id", "type")))
+_CALL_CHARS = len("{'name': , 'args': , 'id': , 'type': 'tool_call'}, ")
+"""A call's repr without its name, arguments and id, and its separator in the list."""
+_MESSAGE_CHARS = max(ROLE_CHARS.values()) + len("[]")
+"""The most a message adds for its role, and the brackets of its calls' list."""
+ESCAPES_PER_CHAR = 10
+"""The most characters of repr for one character of a string (`\\U000e0001`)."""
 REPR_PER_BYTE = 7
 """The most characters of repr, separator included, for one byte of marshal, but
 for the two singletons below: a `False` in a list is one byte there and `False, `
@@ -39,7 +40,6 @@ SINGLETON_EXTRA = {
 }
 """The one-byte objects whose repr is longer still, by their marshal code: each
 byte of that value in the output (a string's byte too) counts that much more."""
-_id_of = itemgetter("id")
 _NO_MORE_IDS: Iterator[str] = iter(())
 
 
@@ -47,42 +47,52 @@ def fits_paired(messages: list[BaseMessage], in_flight: bool, budget: int) -> bo
     """True when `proves_paired(messages, in_flight)` holds and the approximation
     counts at most `budget` tokens; False when not, or not sure."""
     try:
-        sizes = _paired_sizes(messages, in_flight)
-        if sizes is None:
+        walked = _paired_sizes(messages, in_flight)
+        if walked is None:
             return False
-        chars, calls = sizes
-        calls_chars = calls_repr_bound(calls)
-    except (KeyError, TypeError, ValueError):  # odd data: the long way decides
-        return False
-    if calls_chars is None:
+        chars, strings, arguments = walked
+        chars += strings_repr_bound(strings)
+        if arguments:
+            chars += marshalled_repr_bound(marshal.dumps(arguments, 2))
+    except (KeyError, TypeError, ValueError):  # odd data (or what marshal cannot write)
         return False
     size = len(messages)
-    chars += calls_chars + _MOST_ROLE_CHARS * size
+    chars += _MESSAGE_CHARS * size
     return -(-(chars + 3 * size) // 4) + 3 * size <= budget
 
 
-def _paired_sizes(messages: list[BaseMessage], in_flight: bool) -> tuple[int, list[Any]] | None:
-    """The characters of the texts, names and results' call ids, and every AIMessage's
-    calls, of a history `proves_paired` proves; None for one it does not."""
+def _paired_sizes(
+    messages: list[BaseMessage], in_flight: bool
+) -> tuple[int, list[str], list[Any]] | None:
+    """For a history `proves_paired` proves: the characters counted as they are (texts,
+    names, results' call ids, the calls' fixed keys), the calls' names and ids (whose
+    repr may escape), and their arguments. None for a history it does not prove, or
+    a call that is not LangChain's four keys of plain values."""
     tool_class, ai_class = ToolMessage, AIMessage
     human_class, system_class, text = HumanMessage, SystemMessage, str
     expected = None  # the id the next message must answer, while a block is open
-    more_ids = _NO_MORE_IDS
+    more_ids = _NO_MORE_IDS  # the ids after it, for a block of several calls
     chars = 0
-    calls_seen: list[Any] = []
+    strings: list[str] = []
+    arguments: list[Any] = []
     for message in messages:
         cls = type(message)
         fields = message.__dict__
         content = fields["content"]
-        if content.__class__ is not text:
-            return None
-        chars += len(content)
+        if content.__class__ is text:
+            chars += len(content)
+        else:  # blocks: their texts, and each image as its count in characters
+            measured = blocks_size(content)
+            if measured is None:
+                return None
+            chars += measured[0] + 4 * IMAGE_TOKENS * measured[1]
         if name := fields["name"]:
             chars += len(name)
         if cls is tool_class:
-            if expected is None or fields["tool_call_id"] != expected:
+            call_id = fields["tool_call_id"]
+            if expected is None or call_id != expected:
                 return None
-            chars += len(expected)
+            chars += len(call_id)
             expected = next(more_ids, None)
         elif expected is not None:
             return None
@@ -92,14 +102,14 @@ def _paired_sizes(messages: list[BaseMessage], in_flight: bool) -> tuple[int, li
                 return None
             if not calls:
                 continue
-            calls_seen.append(calls)
-            if len(calls) == 1:
-                expected = calls[0]["id"]
-                if not expected:
-                    return None
+            ids = _read_calls(calls, strings, arguments)
+            if ids is None:
+                return None
+            chars += _CALL_CHARS * len(ids)
+            if len(ids) == 1:
+                expected = ids[0]
             else:
-                ids = list(map(_id_of, calls))
-                if len(set(ids)) != len(ids) or not all(ids):
+                if len(set(ids)) != len(ids):
                     return None
                 more_ids = iter(ids)
                 expected = next(more_ids)
@@ -107,29 +117,40 @@ def _paired_sizes(messages: list[BaseMessage], in_flight: bool) -> tuple[int, li
             return None
     if expected is not None and not in_flight:
         return None
-    return chars, calls_seen
+    return chars, strings, arguments
 
 
-def calls_repr_bound(calls_seen: list[Any]) -> int | None:
-    """At least the sum of `len(repr(calls))` over `calls_seen`, taken with C-level
-    passes: each call's keys exactly, its values by `REPR_PER_BYTE` times their
-    marshalled size (format 2, which shares nothing and writes only plain types,
-    so that no subclass with a repr of its own gets through). None where a call is
-    not LangChain's four keys."""
-    if set(map(type, calls_seen)) - {list}:
+def _read_calls(calls: Any, strings: list[str], arguments: list[Any]) -> list[str] | None:
+    """The ids of `calls`, their names and ids added to `strings` and their arguments
+    to `arguments`; None unless each is LangChain's four keys, with strings (not a
+    subclass, whose repr may be its own) and a non-empty id."""
+    if calls.__class__ is not list:
         return None
-    flat = list(chain.from_iterable(calls_seen))
-    brackets = 2 * len(calls_seen)
-    if not flat:
-        return brackets
-    if set(map(type, flat)) != {dict} or sum(map(len, flat)) != 4 * len(flat):
-        return None  # with the four keys read below, a dict of four has only them
-    values = [list(map(field, flat)) for field in _CALL_FIELDS]
-    try:
-        data = marshal.dumps(values, 2)
-    except ValueError:  # a type marshal does not write, or nesting too deep
-        return None
-    return brackets + _CALL_CHARS * len(flat) + marshalled_repr_bound(data)
+    ids = []
+    for call in calls:
+        if call.__class__ is not dict or len(call) != 4:  # with the keys read below, only them
+            return None
+        call_id, name, kind = call["id"], call["name"], call["type"]
+        if call_id.__class__ is not str or name.__class__ is not str or not call_id:
+            return None
+        if kind.__class__ is not str or kind != "tool_call":
+            return None
+        strings.append(name)
+        strings.append(call_id)
+        arguments.append(call["args"])
+        ids.append(call_id)
+    return ids
+
+
+def strings_repr_bound(strings: list[str]) -> int:
+    """At least the sum of `len(repr(s))` over `strings`: a printable string escapes
+    only a quote or a backslash, by one character more; any other character takes
+    at most `ESCAPES_PER_CHAR`."""
+    joined = "".join(strings)
+    quotes = 2 * len(strings)
+    if joined.isprintable():
+        return quotes + len(joined) + joined.count("'") + joined.count("\\")
+    return quotes + ESCAPES_PER_CHAR * len(joined)
 
 
 def marshalled_repr_bound(data: bytes) -> int:
