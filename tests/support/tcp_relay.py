@@ -1,6 +1,7 @@
 """A TCP relay on 127.0.0.1 in front of PostgreSQL that can cut a connection in the
-middle of a result: it reads the server's messages (type byte, then length) and, once
-armed, closes both ends after relaying part of the next result of many rows."""
+middle of a result, or hold the result there until told to go on: it reads the
+server's messages (type byte, then length) and, once armed, closes both ends after
+relaying part of the next result of many rows (or stops relaying it for a while)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,14 @@ class Relay:
         self.armed = threading.Event()
         self.cut = threading.Event()
         """Set once a connection was cut mid-result."""
+        self.skip = 0
+        """Results of `rows` rows relayed whole, once armed, before the one acted on."""
+        self.hold = False
+        self.held = threading.Event()
+        """Set once a result is held (with `hold`): its client waits until `release`."""
+        self.released = threading.Event()
+        self._results = 0
+        self._count = threading.Lock()
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port: int = self.listener.getsockname()[1]
         self._sockets: list[socket.socket] = []
@@ -39,8 +48,24 @@ class Relay:
         query = "&".join(filter(None, [parts.query, "sslmode=disable", "gssencmode=disable"]))
         return urlunsplit(parts._replace(netloc=netloc, query=query))
 
-    def arm(self) -> None:
+    def arm(self, skip: int = 0, hold: bool = False) -> None:
+        """Act on the result of many rows after the next `skip` ones: cut it, or with
+        `hold`, stop relaying it until `release`."""
+        self.skip, self.hold = skip, hold
         self.armed.set()
+
+    def release(self) -> None:
+        """A held result goes on to its client, and every later one passes."""
+        self.armed.clear()
+        self.released.set()
+
+    def _acts_on_this(self) -> bool:
+        """Whether the result that just reached `rows` rows is the one to act on."""
+        with self._count:
+            if not self.armed.is_set() or self.cut.is_set() or self.held.is_set():
+                return False
+            self._results += 1
+            return self._results > self.skip
 
     def close(self) -> None:
         for sock in [self.listener, *self._sockets]:
@@ -76,11 +101,16 @@ class Relay:
                     rows = 0 if kind in RESULT_ENDS or kind == ROW_DESCRIPTION else rows
                     rows += kind == DATA_ROW
                     complete = end
-                    if rows >= self.rows and self.armed.is_set() and not self.cut.is_set():
-                        client.sendall(pending[:end])  # part of the result, then nothing
-                        self.cut.set()
-                        _close(server, client)
-                        return
+                    if kind != DATA_ROW or rows != self.rows or not self._acts_on_this():
+                        continue
+                    if self.hold:
+                        self.held.set()
+                        self.released.wait()  # nothing more of it until then
+                        continue
+                    client.sendall(pending[:end])  # part of the result, then nothing
+                    self.cut.set()
+                    _close(server, client)
+                    return
                 client.sendall(pending[:complete])
                 pending = pending[complete:]
         _close(server, client)

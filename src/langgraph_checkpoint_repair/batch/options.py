@@ -17,9 +17,10 @@ from ..engine.policy import DEFAULT_POLICY
 from ..stores.base import PAGE_SIZE, Selection
 from ..stores.plan import Assessment, new_run_id
 from . import checks
-from .report import RunReport
+from .report import RunReport, ThreadReport
 
 ProgressFn = Callable[[RunReport], None]
+ThreadFn = Callable[[ThreadReport], None]
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,9 @@ class RunReport:
     """At most this many `threads` kept, the first by (thread id, namespace); None: all."""
     threads_not_listed: int = 0
     """Broken heads counted above but left out of `threads` (over `max_threads`)."""
+    streamed: bool = False
+    """Each head is handed to the caller as its page ends (`take_found`) instead of kept
+    in `threads`, so memory stays flat however many there are."""
     stopped: bool = False
     """The run was asked to stop (a signal) before it saw every thread."""
     channels_seen: set[str] = field(default_factory=set)
@@ -133,6 +136,8 @@ class RunReport:
     history_limits: Counter[str] = field(default_factory=Counter)
     """Threads over a request-wide media limit of the policy's provider, by code:
     measured, never fixed (no rule for them is prefix-stable)."""
+    _found: list[ThreadReport] = field(default_factory=list, repr=False, compare=False)
+    """With `streamed`: the heads recorded since the last `take_found`."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def refused(self, names: Iterable[str]) -> None:
@@ -173,7 +178,11 @@ class RunReport:
             self._keep(report)
 
     def _keep(self, report: ThreadReport) -> None:
-        """Append, or with `max_threads` keep the first ones in order (memory stays flat)."""
+        """Append, or with `max_threads` keep the first ones in order (memory stays flat);
+        `streamed`, hold it only until it is handed over."""
+        if self.streamed:
+            self._found.append(report)
+            return
         if self.max_threads is None:
             self.threads.append(report)
             return
@@ -181,6 +190,12 @@ class RunReport:
         if len(self.threads) > self.max_threads:
             self.threads.pop()
             self.threads_not_listed += 1
+
+    def take_found(self) -> list[ThreadReport]:
+        """The heads recorded since the last call (`streamed`), each handed over once."""
+        with self._lock:
+            found, self._found = self._found, []
+        return found
 
     def saw(self, channels: Iterable[str]) -> None:
         with self._lock:

@@ -34,8 +34,8 @@ from ..stores.rewind import AncestorWalk, left_unreadable, rewind_assessment, re
 from ..stores.rewrites import RewritePlan, nul_rewrites
 from ..targets.redact import first_line
 from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
-from .options import Pacer, ProgressFn, Quota, RunOptions, outcome_before_writing
-from .report import RunReport, StoreLost
+from .options import Pacer, ProgressFn, Quota, RunOptions, ThreadFn, outcome_before_writing
+from .report import RunReport, StoreLost, thread_order
 from .rewind import Loaded, awalk_to_readable, walk_to_readable
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
@@ -54,6 +54,7 @@ def repair_threads(
     *,
     command: str = "repair",
     on_progress: ProgressFn | None = None,
+    on_thread: ThreadFn | None = None,
     stop: threading.Event | None = None,
     **settings: Any,
 ) -> RunReport:
@@ -65,9 +66,14 @@ def repair_threads(
     no new one starts, and the report so far is returned with `stopped` set.
     A store that goes away mid-run (connections ended, new ones refused) raises
     `StoreLost` at once, carrying the report so far; it also sets `stop`.
+
+    `on_thread` receives each head the report would list (`ThreadReport`) as soon as
+    its page is done, in the order the store gave the heads; the report then keeps
+    none in `threads`, so a run's memory stays flat however many heads are broken.
     """
     options = options or RunOptions(**settings)
-    run = _SyncRun(store_for(stored_saver(saver)), options, command, on_progress, stop)
+    store = store_for(stored_saver(saver))
+    run = _SyncRun(store, options, command, (on_progress, on_thread), stop)
     return run.run()
 
 
@@ -77,12 +83,14 @@ async def arepair_threads(
     *,
     command: str = "repair",
     on_progress: ProgressFn | None = None,
+    on_thread: ThreadFn | None = None,
     stop: threading.Event | None = None,
     **settings: Any,
 ) -> RunReport:
     """The async twin of `repair_threads`."""
     options = options or RunOptions(**settings)
-    run = _AsyncRun(astore_for(stored_saver(saver)), options, command, on_progress, stop)
+    store = astore_for(stored_saver(saver))
+    run = _AsyncRun(store, options, command, (on_progress, on_thread), stop)
     return await run.run()
 
 
@@ -94,16 +102,22 @@ class _Run:
         store: Any,
         options: RunOptions,
         command: str,
-        on_progress: ProgressFn | None,
+        callbacks: tuple[ProgressFn | None, ThreadFn | None],
         stop: threading.Event | None,
     ) -> None:
         self.store = store
         self.options = options
         self.command = command
+        on_progress, self.on_thread = callbacks
         self.on_progress = on_progress or (lambda report: None)
         self.report = RunReport(
-            options.run_id, options.dry_run, max_threads=options.max_reported_threads
+            options.run_id,
+            options.dry_run,
+            max_threads=options.max_reported_threads,
+            streamed=self.on_thread is not None,
         )
+        self.order: dict[tuple[str, str], int] = {}
+        """The place of each head of the page under way that is looked at in full."""
         self.quota = Quota(options.limit)
         self.stop = stop or threading.Event()
         self.pacer = Pacer(options.max_writes_per_second, self.stop)
@@ -132,8 +146,20 @@ class _Run:
         """The stored types the store's serializer refused so far (a strict one keeps them)."""
         self.report.refused(getattr(self.store.saver.serde, "refused", ()))
 
+    def hand_over(self) -> None:
+        """Give `on_thread` the heads recorded since the last page, in the page's order."""
+        if self.on_thread is None:
+            return
+        found = self.report.take_found()
+        last = len(self.order)
+        found.sort(key=lambda thread: self.order.get(thread_order(thread), last))
+        for thread in found:
+            self.on_thread(thread)
+
     def page_done(self) -> bool:
-        """Report progress; True when the run must end here (it was stopped)."""
+        """Hand over the page's heads and report progress; True when the run must end
+        here (it was stopped)."""
+        self.hand_over()
         report, wanted = self.report, self.options.channels
         report.stopped = self.stop.is_set()
         self.note_refused()
@@ -176,10 +202,12 @@ class _Run:
         """The page's heads to load; those the first look cleared count as scanned now,
         the others as each is looked at (a run stopped mid-page counts only those)."""
         self.report.saw(name for head in page for name in head.channels)
-        if self.options.policy.reads_content:  # the first look knows pairing only
-            return page
-        to_load = [head for head in page if head.maybe_broken]
-        self.report.scanned(len(page) - len(to_load))
+        to_load = page
+        if not self.options.policy.reads_content:  # the first look knows pairing only
+            to_load = [head for head in page if head.maybe_broken]
+            self.report.scanned(len(page) - len(to_load))
+        if self.on_thread is not None:
+            self.order = {(h.thread_id, h.checkpoint_ns): n for n, h in enumerate(to_load)}
         return to_load
 
     def assess(self, tup: CheckpointTuple) -> Assessment:
@@ -354,6 +382,7 @@ class _SyncRun(_Run):
         try:
             return self.run_pages()
         except Exception as error:
+            self.hand_over()  # what the page under way found is still handed over
             if store_lost(error):
                 raise self.lost_store(error) from error
             raise
@@ -450,6 +479,7 @@ class _AsyncRun(_Run):
         try:
             return await self.run_pages()
         except Exception as error:
+            self.hand_over()  # what the page under way found is still handed over
             if store_lost(error):
                 raise self.lost_store(error) from error
             raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -15,13 +16,13 @@ from ..stores import StoreNotReady
 from ..targets import AsyncFactory, TargetError, parse_target
 from ..targets.redact import RedactingFilter, scrub
 from .arguments import UsageError, allowed_types, build_policy, parse, run_options
-from .jobs import EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, Job
+from .jobs import EXIT_OUTPUT_CLOSED, EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, Job
 from .stopping import StopRequest, stop_on_signals
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run one command; return the exit code (0 ok, 1 some thread failed,
-    2 usage/connection, 128 + N when stopped by signal N)."""
+    2 usage/connection, 128 + N when stopped by signal N, 141 when stdout was closed)."""
     out = out or sys.stdout
     job: Job | None = None
     try:
@@ -45,13 +46,16 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         with signals as stop:
             job = Job(args, options, out, stop)
             return _open_and_run(job)
+    except BrokenPipeError:
+        return _output_closed(out)
     except (UsageError, TargetError, StoreNotReady) as error:
-        return _error(str(error))
+        return _error(str(error), job)
     except StoreLost as error:
         return _lost(error, job)
     except ValueError as error:  # a bad value, unless the run had already written
-        return _store_failure(error, job) if job and job.written else _error(str(error))
+        return _store_failure(error, job) if job and job.written else _error(str(error), job)
     except KeyboardInterrupt:
+        _end_stream(job)
         print("langgraph-repair: interrupted; run the command again to finish", file=sys.stderr)
         return EXIT_SIGINT
     except Exception as error:  # the store failed as a whole (locked, no permission, ...)
@@ -65,9 +69,25 @@ def _open_and_run(job: Job) -> int:
         return asyncio.run(job.aopen_and_run())
 
 
-def _error(message: str) -> int:
+def _error(message: str, job: Job | None = None) -> int:
+    _end_stream(job)
     print(f"langgraph-repair: error: {scrub(message)}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def _end_stream(job: Job | None) -> None:
+    """What `scan --list` or `scan --json` wrote before a failure ends as documented."""
+    if job is not None:
+        job.end_stream()
+
+
+def _output_closed(out: TextIO) -> int:
+    """Whoever read stdout went away (`| head`): the command ends quietly, as a pipe's
+    writer ends; stdout goes to the null device so that nothing more fails writing."""
+    if out is sys.stdout:
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+    return EXIT_OUTPUT_CLOSED
 
 
 STORE_HINTS = {
@@ -91,7 +111,7 @@ def _store_failure(error: Exception, job: Job | None) -> int:
             file=sys.stderr,
         )
         return EXIT_THREAD_FAILED
-    return _error(f"{hint}: {text}")
+    return _error(f"{hint}: {text}", job)
 
 
 def _server_message(error: Exception) -> str:

@@ -91,7 +91,8 @@ EXIT_CODES = """exit codes:
   1    some thread failed (listed under errors)
   2    usage or connection error (one line on stderr; nothing written)
   130  stopped by SIGINT (Ctrl-C): writes in flight finished, summary printed
-  143  stopped by SIGTERM: the same; run the command again to finish"""
+  143  stopped by SIGTERM: the same; run the command again to finish
+  141  stdout's reader went away (as with | head): the command ends quietly"""
 
 
 def parser() -> Parser:
@@ -272,13 +273,12 @@ TABLE_ROWS = 50
 """Broken threads a table shows at most; `scan --list` and `scan --json` list every one."""
 
 
-def reported_threads(args: argparse.Namespace) -> int | None:
-    """How many broken heads the run keeps for its output: all that `scan --list` and
-    `scan --json` print, none for `repair --json` (it prints counts), else a table's worth,
-    so that the command's memory does not grow with the store."""
-    if args.command == "scan" and (args.json or getattr(args, "list", False)):
-        return None
-    return 0 if args.json else TABLE_ROWS
+def reported_threads(args: argparse.Namespace) -> int:
+    """How many broken heads the run keeps for its output: a table's worth, none for
+    `--json` (`repair --json` prints counts; `scan --json`, like `scan --list`, writes each
+    head as the run finds it), so that the command's memory does not grow with the store."""
+    listed = args.json or getattr(args, "list", False)
+    return 0 if listed else TABLE_ROWS
 
 
 def allowed_types(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:

@@ -34,13 +34,32 @@ from ..batch import (
 from ..decoding.strict import StrictSerializer
 from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver, refuses_sync
 from .arguments import UsageError, build_policy
-from .output import list_lines, print_json, print_summary, print_threads, print_types, print_undo
+from .output import (
+    JsonStream,
+    ListStream,
+    print_json,
+    print_summary,
+    print_threads,
+    print_types,
+    print_undo,
+)
 from .progress import RunProgress
 from .show import print_preview
 from .stopping import StopRequest
 
 EXIT_OK, EXIT_THREAD_FAILED, EXIT_USAGE, EXIT_SIGINT = 0, 1, 2, 130
+EXIT_OUTPUT_CLOSED = 141
+"""stdout's reader went away (`| head`): 128 + SIGPIPE, as a pipe's writer ends."""
 NOTHING_TO_MIGRATE = "nothing to migrate: this store keeps its audit in checkpoint metadata\n"
+
+
+def streamed_output(args: Namespace, out: TextIO) -> ListStream | JsonStream | None:
+    """`scan --list` and `scan --json` write each broken head as the run finds it."""
+    if args.command != "scan":
+        return None
+    if getattr(args, "list", False):
+        return ListStream(out)
+    return JsonStream(out) if args.json else None
 
 
 class Job:
@@ -57,6 +76,8 @@ class Job:
         """How a store opened from a URL is read: only trusted types are built."""
         self.report: RunReport | None = None
         """The run's report as of its last finished page (for a failure mid-run)."""
+        self.stream = streamed_output(args, out)
+        """Where `scan --list` and `scan --json` write each broken head as its page ends."""
 
     @property
     def written(self) -> int:
@@ -143,6 +164,7 @@ class Job:
                 self.options,
                 command=self.args.command,
                 on_progress=self.watching(progress),
+                on_thread=self.stream,
                 stop=self.stop.event,
             )
         return self.finished(report)
@@ -165,6 +187,7 @@ class Job:
                 self.options,
                 command=self.args.command,
                 on_progress=self.watching(progress),
+                on_thread=self.stream,
                 stop=self.stop.event,
             )
         return self.finished(report)
@@ -212,6 +235,8 @@ class Job:
         def on_progress(report: RunReport) -> None:
             self.report = report
             progress(report)
+            if self.stream is not None:
+                self.out.flush()  # the page's lines go out now, not when a buffer fills
 
         return on_progress
 
@@ -237,16 +262,22 @@ class Job:
 
     def print_report(self, report: RunReport) -> None:
         """The table and summary, or the JSON line: of a run, or of what a failed run did."""
-        if self.args.json:
-            payload = report.to_json()
-            if self.args.command == "scan":
-                payload["threads"] = [t.to_json() for t in report.threads]
-            print_json(payload, self.out)
-        elif getattr(self.args, "list", False):
-            self.out.writelines(f"{line}\n" for line in list_lines(report))
+        if self.stream is not None:
+            self.stream.end(report)
+        elif self.args.json:
+            print_json(report.to_json(), self.out)
         else:
             print_threads(report, self.out)
             print_summary(report, self.out, "scan" if self.args.command == "scan" else "run")
+
+    def end_stream(self) -> None:
+        """A listing under way when the run failed ends as the docs promise: the lines so
+        far, or one JSON object whose summary says the run stopped short."""
+        if self.stream is None or not self.stream.started or self.stream.ended:
+            return
+        if self.report is not None:
+            self.report.stopped = True
+        self.stream.end(self.report)
 
     def undone(self, undo: UndoReport) -> int:
         if self.args.json:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from ..batch import RunReport, TypeInventory, UndoReport
+from ..batch import RunReport, ThreadReport, TypeInventory, UndoReport
 from ..batch.report import thread_order
 from ..decoding.integrity import Finding
 from ..decoding.names import type_text
@@ -129,17 +129,66 @@ def print_json(payload: dict[str, Any], out: TextIO) -> None:
     out.write(json.dumps(payload, sort_keys=False) + "\n")
 
 
-def list_lines(report: RunReport) -> list[str]:
-    """`scan --list`: one tab-separated line per broken head, for other tools to read:
-    thread id, namespace, head checkpoint id, its violation codes (the action kinds, then
-    the integrity findings: nul_text, lost_type, undecodable); a head left alone for a
-    refused type has the code `refused_type` too."""
-    lines = []
-    for thread in sorted(report.threads, key=thread_order):
-        codes = thread.codes
-        if thread.outcome == "refused_type":
-            codes.append("refused_type")
-        if codes:
-            cells = (thread.thread_id, thread.checkpoint_ns, thread.checkpoint_id, ",".join(codes))
-            lines.append("\t".join(one_line(cell) for cell in cells))
-    return lines
+def list_line(thread: ThreadReport) -> str | None:
+    """`scan --list`: a broken head's tab-separated line, for other tools to read: thread
+    id, namespace, head checkpoint id, its violation codes (the action kinds, then the
+    integrity findings: nul_text, lost_type, undecodable); a head left alone for a
+    refused type has the code `refused_type` too. None for a head with no code."""
+    codes = thread.codes
+    if thread.outcome == "refused_type":
+        codes.append("refused_type")
+    if not codes:
+        return None
+    cells = (thread.thread_id, thread.checkpoint_ns, thread.checkpoint_id, ",".join(codes))
+    return "\t".join(one_line(cell) for cell in cells)
+
+
+class ListStream:
+    """`scan --list` as the run goes: each broken head's line once its page is done."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.started = False
+        """Whether anything was written."""
+        self.ended = False
+
+    def __call__(self, thread: ThreadReport) -> None:
+        line = list_line(thread)
+        if line is not None:
+            self.out.write(f"{line}\n")
+            self.started = True
+
+    def end(self, report: RunReport | None) -> None:
+        """The lines are all there is: nothing more to write."""
+        self.ended = True
+        self.out.flush()
+
+
+class JsonStream:
+    """`scan --json` as the run goes: still one JSON object on one line, the last of
+    stdout. Its `threads` array comes first, written item by item as each page is
+    done; the summary's fields follow once the run ends, however it ends."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.started = False
+        """Whether anything was written."""
+        self.ended = False
+
+    def __call__(self, thread: ThreadReport) -> None:
+        self.out.write((", " if self.started else OPENING) + json.dumps(thread.to_json()))
+        self.started = True
+
+    def end(self, report: RunReport | None) -> None:
+        """Close the array and the object with the summary of `report` (once)."""
+        if self.ended:
+            return
+        self.ended = True
+        fields = json.dumps(report.to_json())[1:-1] if report is not None else ""
+        opening = "" if self.started else OPENING
+        self.out.write(f"{opening}]{', ' if fields else ''}{fields}}}\n")
+        self.out.flush()
+
+
+OPENING = '{"threads": ['
+"""How `scan --json` begins: the array of threads before the summary's fields."""
