@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 
 from langgraph_checkpoint_repair import repair_messages
+from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.batch.preview import message_dict
+from langgraph_checkpoint_repair.cli.output import list_line
+from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
 from langgraph_checkpoint_repair.delta import load_rebuilt, snapshot_value
 from langgraph_checkpoint_repair.in_flight import work_is_scheduled
 from langgraph_checkpoint_repair.targets import open_saver
@@ -113,6 +116,29 @@ def test_scan_list_prints_one_line_per_broken_head(target: tuple[str, Seeded]) -
         kinds = {a.split(":")[0] for acts in listed["actions"].values() for a in acts}
         assert codes.split(",") == sorted(kinds)
     assert {row[0] for row in rows} == set(seeded.broken)
+
+
+def test_scan_json_and_list_written_as_they_go_hold_what_a_kept_report_holds(
+    target: tuple[str, Seeded],
+) -> None:
+    """The streamed output against the report of a run that keeps every head, as the
+    command printed it before it streamed: the same fields, threads and lines."""
+    uri, _ = target
+    code, output = run("scan", uri, "--min-idle", "0", "--json")
+    assert code == 0 and len(output.splitlines()) == 1
+    streamed = json.loads(output)
+    with open_saver(uri, read_only=True, serde=StrictSerializer()) as saver:
+        kept = repair_threads(saver, dry_run=True, min_idle=0)
+    expected = {**kept.to_json(), "threads": [t.to_json() for t in kept.threads]}
+    for payload in (streamed, expected):
+        del payload["run_id"]
+        payload["threads"].sort(key=lambda t: (t["thread_id"], t["checkpoint_ns"]))
+    assert streamed == expected and expected["threads"]
+
+    code, output = run("scan", uri, "--min-idle", "0", "--list")
+    assert code == 0
+    lines = [line for line in map(list_line, kept.threads) if line is not None]
+    assert sorted(output.splitlines()) == sorted(lines) and lines
 
 
 def test_scan_list_and_json_together_are_a_usage_error(
