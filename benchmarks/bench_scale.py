@@ -20,13 +20,17 @@ ratio of two measures taken in the same run:
   process, as `bench_batch.py` times a scan; 1.00x is as fast per thread);
 - peak Python memory of the scan, N store against N/10 (1.00x is flat): as the
   command runs by default (its report keeps a table's worth of broken threads),
-  and keeping every broken thread (`scan --list`, `scan --json`, the API's default);
+  and `scan --list` and `scan --json`, which print every broken thread as they go
+  (the command itself, run in this process, its output thrown away);
 - `repair` (1% of the threads) and `undo` of that run: time per repaired
   thread, N store against N/10 (1.00x is as fast per thread);
 - the plan (EXPLAIN ANALYZE) of the first head page, unsharded and of shard
   3/8: the most rows any Sort node takes in, against the table's rows.
 
     python benchmarks/bench_scale.py [--threads 200000] [--postgres postgresql://...]
+        [--only memory]
+
+`--only memory` seeds the two stores and measures the peak memory figures alone.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import os
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -53,6 +58,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 
 from langgraph_checkpoint_repair.batch import repair_threads, undo_run
+from langgraph_checkpoint_repair.cli import main as command
 from langgraph_checkpoint_repair.cli.arguments import TABLE_ROWS
 from langgraph_checkpoint_repair.stores.base import Selection
 from langgraph_checkpoint_repair.stores.postgres import base as scan_sql
@@ -259,31 +265,59 @@ def repair_and_undo(uri: str) -> tuple[float, float, int]:
     return repair_time, undo_time, report.threads_repaired
 
 
+def peak_command_memory(uri: str, flag: str) -> int:
+    """Peak Python memory of `langgraph-repair scan --min-idle 0 FLAG` run in this
+    process, what it prints thrown away (stderr too: no progress bar)."""
+    with open(os.devnull, "w") as out, contextlib.redirect_stderr(out):
+        tracemalloc.start()
+        code = command(["scan", uri, "--min-idle", "0", flag], out=out)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert code == 0, f"scan {flag} failed ({code})"
+    return peak
+
+
+def memory_peaks(small: str, big: str) -> dict[str, tuple[int, int]]:
+    """Each way of scanning: its peak memory on the N/10 store and on the N store."""
+    table = {"max_reported_threads": TABLE_ROWS}
+    return {
+        "the command's table": (peak_scan_memory(small, **table), peak_scan_memory(big, **table)),
+        **{
+            f"`scan {flag}`": (peak_command_memory(small, flag), peak_command_memory(big, flag))
+            for flag in ("--list", "--json")
+        },
+    }
+
+
+def print_peaks(peaks: dict[str, tuple[int, int]], sizes: str) -> None:
+    for kept, (small_peak, big_peak) in peaks.items():
+        print(f"scan peak memory, {kept}, {sizes}: {big_peak / small_peak:.2f}x "
+              f"({small_peak / 2**20:.1f} -> {big_peak / 2**20:.1f} MiB)")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=200_000)
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--only", choices=["memory"], help="measure the memory figures alone")
     args = parser.parse_args()
     server, threads = args.postgres, args.threads
+    sizes = f"{threads:,} / {threads // 10:,} threads"
     with bench_database(server) as database:
         small, small_seed = seed(database, "small", threads // 10)
         big, big_seed = seed(database, "big", threads)
         print(f"seeded {threads:,} threads in {big_seed:.0f} s ({threads // 10:,} in "
               f"{small_seed:.0f} s), {threads // BROKEN_EVERY:,} broken")  # fmt: skip
+        if args.only == "memory":
+            print_peaks(memory_peaks(small, big), sizes)
+            return
         whole_reads, whole = command_reads(server, big, None)
         assert whole["threads_scanned"] == threads
         split = {n: shards_reads(server, big, n, whole) for n in (2, 8)}
         one_wall, two_wall = one_command(big), side_by_side(big, 2)
         plans = {shard: first_page_plan(big, shard) for shard in (None, (3, 8))}
         (small_scan, small_heads), (big_scan, big_heads) = scan_seconds(small), scan_seconds(big)
-        table = {"max_reported_threads": TABLE_ROWS}
-        peaks = {
-            "the command's table": (
-                peak_scan_memory(small, **table),
-                peak_scan_memory(big, **table),
-            ),
-            "every broken thread kept": (peak_scan_memory(small), peak_scan_memory(big)),
-        }
+        peaks = memory_peaks(small, big)
         small_repair, small_undo, small_repaired = repair_and_undo(small)
         big_repair, big_undo, big_repaired = repair_and_undo(big)
     print(DEFINITIONS)
@@ -294,11 +328,8 @@ def main() -> None:
               f"{reads.buffers:,} / {whole_reads.buffers:,} buffers)")  # fmt: skip
     print(f"2 shards side by side / one scan, wall time: {two_wall / one_wall:.2f}x "
           f"({two_wall:.1f} s / {one_wall:.1f} s)")  # fmt: skip
-    sizes = f"{threads:,} / {threads // 10:,} threads"
     per_thread("scan throughput per thread", sizes, small_scan / small_heads, big_scan / big_heads)
-    for kept, (small_peak, big_peak) in peaks.items():
-        print(f"scan peak memory, {kept}, {sizes}: {big_peak / small_peak:.2f}x "
-              f"({small_peak / 2**20:.1f} -> {big_peak / 2**20:.1f} MiB)")  # fmt: skip
+    print_peaks(peaks, sizes)
     repairs = f"{big_repaired:,} / {small_repaired:,} repairs"
     small_each, big_each = small_repair / small_repaired, big_repair / big_repaired
     per_thread("repair throughput per repaired thread", repairs, small_each, big_each)
@@ -324,7 +355,8 @@ own database in pg_stat_database, deltas around each command (every backend exit
 pg_stat_clear_snapshot()); "N shards" is the sum over `scan --shard K/N`, K = 0..N-1,
 run one after another; "one scan" is one unsharded `scan` command. Wall times are of
 the commands, process start to exit. Throughput and memory are of scans run in this
-process (`bench_batch.py`'s scan: strict serializer, concurrency 4); repair and undo
+process (`bench_batch.py`'s scan: strict serializer, concurrency 4; `scan --list` and
+`scan --json`: the command itself, its output thrown away); repair and undo
 likewise, per thread repaired; a throughput ratio of 1.00x is as fast per thread."""
 
 

@@ -139,6 +139,14 @@ def parser() -> Parser:
     return root
 
 
+JSON_LINE = "print one JSON object as the last line of stdout"
+JSON_HELP = {
+    "scan": f"{JSON_LINE}, written as the run goes: its threads list first, each broken "
+    "head once its page is done, then the summary's fields (a run stopped short still "
+    'ends it, with "stopped": true)',
+}
+
+
 def _add_command(commands: Any, name: str, summary: str) -> argparse.ArgumentParser:
     command: argparse.ArgumentParser = commands.add_parser(
         name,
@@ -148,9 +156,7 @@ def _add_command(commands: Any, name: str, summary: str) -> argparse.ArgumentPar
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_argument("target", metavar="TARGET", nargs="?", help=TARGET_HELP)
-    command.add_argument(
-        "--json", action="store_true", help="print one JSON object as the last line of stdout"
-    )
+    command.add_argument("--json", action="store_true", help=JSON_HELP.get(name, JSON_LINE))
     command.add_argument(
         "--verbose", "-v", action="count", default=0, help="log more (repeatable: -vv for debug)"
     )
@@ -201,7 +207,8 @@ def _add_run_command(commands: Any, name: str, summary: str) -> None:
         command.add_argument(
             "--list", action="store_true",
             help="print one tab-separated line per broken head (thread, namespace, head "
-            "checkpoint, violation codes) and nothing else",
+            "checkpoint, violation codes) and nothing else, each page's lines as soon as "
+            "the page is done, in the order the store gives the heads",
         )  # fmt: skip
     command.add_argument(
         "--type-moved", action="append", default=[], metavar="OLD=NEW",
