@@ -41,7 +41,12 @@ async def test_scan_repair_and_undo_through_any_factory(factory: str, tmp_path: 
 
     scan = run_cli("scan", target, "--min-idle", "0", "--json", **env)
     assert (scan.returncode, scan.stderr) == (0, "")
-    assert last_json(scan.stdout)["threads_needing_repair"] == len(THREADS)
+    scanned = last_json(scan.stdout)
+    assert scanned["threads_needing_repair"] == len(THREADS)
+    assert sorted(thread["thread_id"] for thread in scanned["threads"]) == THREADS
+    listed = run_cli("scan", target, "--min-idle", "0", "--list", **env)
+    assert (listed.returncode, listed.stderr) == (0, "")
+    assert sorted(line.split("\t")[0] for line in listed.stdout.splitlines()) == THREADS
 
     repair = run_cli("repair", target, "--min-idle", "0", "--json", **env)
     assert (repair.returncode, repair.stderr) == (0, "")
