@@ -182,9 +182,11 @@ def test_a_delta_scan_with_the_helper_reports_as_one_without(
     kinds: list[int] = []
     send = LookHelper._send
 
-    def noting(helper: LookHelper, items: list[bytes], kind: int) -> int | None:
+    def noting(
+        helper: LookHelper, items: list[bytes], kind: int, budget: int | None
+    ) -> int | None:
         kinds.append(kind)
-        return send(helper, items, kind)
+        return send(helper, items, kind, budget)
 
     monkeypatch.setattr(LookHelper, "_send", noting)
     with PostgresSaver.from_conn_string(pg_uri) as saver:

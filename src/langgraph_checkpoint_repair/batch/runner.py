@@ -176,8 +176,9 @@ class _Run:
         """The page's heads to load; those the first look cleared count as scanned now,
         the others as each is looked at (a run stopped mid-page counts only those)."""
         self.report.saw(name for head in page for name in head.channels)
-        if self.options.policy.reads_content:  # the first look knows pairing only
-            return page
+        o = self.options
+        if o.policy.reads_content and o.selection.token_budget is None:
+            return page  # the first look knows pairing, and a budget's tokens, only
         to_load = [head for head in page if head.maybe_broken]
         self.report.scanned(len(page) - len(to_load))
         return to_load
