@@ -182,9 +182,7 @@ def test_a_delta_scan_with_the_helper_reports_as_one_without(
     kinds: list[int] = []
     send = LookHelper._send
 
-    def noting(
-        helper: LookHelper, items: list[bytes], kind: int, budget: int | None
-    ) -> int | None:
+    def noting(helper: LookHelper, items: list[bytes], kind: int, budget: int | None) -> int | None:
         kinds.append(kind)
         return send(helper, items, kind, budget)
 

@@ -44,6 +44,9 @@ _AI = frozenset({"AIMessage", "AIMessageChunk"})
 _TOOL = frozenset({"ToolMessage", "ToolMessageChunk"})
 _SYSTEM = frozenset({"SystemMessage", "SystemMessageChunk"})
 _CHAT = frozenset({"ChatMessage", "ChatMessageChunk"})
+_FUNCTION = frozenset({"FunctionMessage", "FunctionMessageChunk"})
+"""Its `name` is required: a message stored without one is built without validation,
+and without the attribute LangChain reads."""
 _PLAIN_ONLY = ormsgpack.OPT_PASSTHROUGH_TUPLE
 """`packb` with this raises on a tuple (a nested message or model) and on any object
 `plain` stands in for an extension: what is left reprs as the built value does."""
@@ -84,7 +87,8 @@ def _message_bound(name: str, fields: dict[str, Any]) -> int:
             _calls_chars(fields)  # a list content counts no calls, but they must be as stored
     else:
         raise _Unbounded
-    chars += _text(fields.get("name"), none=True) + _role_chars(name, role, fields)
+    chars += _text(fields.get("name"), none=name not in _FUNCTION)
+    chars += _role_chars(name, role, fields)
     if name in _TOOL:
         chars += _text(fields.get("tool_call_id"))
     return -(-chars // CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE + TOKENS_PER_IMAGE * images
