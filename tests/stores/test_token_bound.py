@@ -43,7 +43,7 @@ from langgraph_checkpoint_repair.stores.token_bound import (
 
 SETTINGS = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 HOSTILE = "\x00\x01\x1f\x7f\x85\xa0\xad'\"\\\n\t\u200b\u2028\ufeff\U0001f600\U000e0001\U0010ffff"
-texts = st.text(st.sampled_from(HOSTILE) | st.characters(blacklist_categories=("Cs",)), max_size=12)
+texts = st.text(st.sampled_from(HOSTILE) | st.characters(exclude_categories=["Cs"]), max_size=12)
 json_leaves = (
     st.none()
     | st.booleans()
@@ -69,7 +69,7 @@ names = st.none() | texts
 
 
 @st.composite
-def tool_calls(draw: st.DrawFn, arguments: st.SearchStrategy[Any] = args) -> list[dict[str, Any]]:
+def tool_calls(draw: st.DrawFn, arguments: st.SearchStrategy[Any] = args) -> list[Any]:
     calls = []
     for _ in range(draw(st.integers(0, 3))):
         call: dict[str, Any] = {"name": draw(texts), "args": draw(arguments), "id": draw(texts)}
