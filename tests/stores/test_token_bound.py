@@ -12,6 +12,7 @@ real heads, not only tiny ones).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import ormsgpack
@@ -243,3 +244,15 @@ def test_odd_stored_fields_are_bounded_or_left_to_the_full_load(
     if bound is not None:
         count = counted(serde.loads_typed(("msgpack", blob)))
         assert count is not None and count <= bound
+
+
+def test_fields_holding_an_extension_are_left_to_the_full_load() -> None:
+    """A datetime in a call's arguments is stored as an extension: its repr here would
+    not be the built value's, so the history is not bounded; without it, it is."""
+    serde = JsonPlusSerializer()
+    call = {"name": "at", "args": {"when": datetime(2026, 1, 1)}, "id": "c1"}
+    with_extension = [AIMessage("", tool_calls=[call]), ToolMessage("ok", tool_call_id="c1")]
+    call["args"] = {"when": "2026-01-01"}
+    without = [AIMessage("", tool_calls=[call]), ToolMessage("ok", tool_call_id="c1")]
+    assert history_bound(decode_plain(serde.dumps_typed(with_extension)[1])) is None
+    assert history_bound(decode_plain(serde.dumps_typed(without)[1])) is not None

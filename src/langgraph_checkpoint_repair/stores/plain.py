@@ -67,6 +67,13 @@ class _Foreign(Exception):
     """A stored type from outside `_OWN_MODULES`: the first look cannot clear it."""
 
 
+class NotPlainFields(dict[Any, Any]):
+    """A message's fields that held an extension or a key that is not a string: read
+    like any fields, but `token_bound` leaves them to the full load. The fields of every
+    other message are a `dict` of plain msgpack data only (str, int, float, bool, None,
+    bytes, list, dict with string keys), which reprs as the built message's values."""
+
+
 class _Unknown:
     """Stands for any extension value the first look does not need to understand."""
 
@@ -80,11 +87,13 @@ def _plain_ext(code: int, data: bytes) -> Any:
     # hook and options, which costs a tenth less; the decode that raised is repeated.
     if code in _PYDANTIC_EXTS:
         try:
-            decoded = _unpackb(data)
+            decoded, plain = _unpackb(data), True
         except Exception:
             decoded = _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
+            plain = False
         if type(decoded) is list and len(decoded) >= 3 and type(decoded[2]) is dict:
-            return (decoded[1], decoded[2])  # (class name, fields)
+            fields = decoded[2] if plain else NotPlainFields(decoded[2])
+            return (decoded[1], fields)  # (class name, fields)
     elif code == _SNAPSHOT_EXT:  # the list inside: a snapshot is looked at like a plain value
         return _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
     elif code in _CONSTRUCTOR_EXTS:  # a value inside a message: a datetime, a UUID ...

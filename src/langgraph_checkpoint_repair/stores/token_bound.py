@@ -9,20 +9,25 @@ for an AI message with a string content, the repr of its tool calls; a tool mess
 call id; the role's name; the message's name. The stored fields are the ones the
 saver's messages are built from, so each is read here as LangChain reads it, with
 one allowance: a stored tool call may lack `'type': 'tool_call'`, which the AI message
-adds (`CALL_TYPE_CHARS` a call). Wherever the built message may hold something the
-fields do not say (calls parsed from `additional_kwargs` or from chunks, a value of
-another type than LangChain's, anything but plain msgpack data in a repr'd part) or
-the count may raise, the answer is None: the head is loaded and counted in full.
+adds (`CALL_TYPE_CHARS` a call). So the bound is LangChain's count, plus a few tokens
+a call: tight enough that a head is loaded only when it is within a few tokens a call
+of its budget, or over it.
 
-Like `plain`, this module needs nothing but ormsgpack: the first-look helper process
-loads it from its file alone.
+Wherever the built message may hold something the fields do not say, or the count
+may raise, the answer is None and the head is loaded and counted in full: fields
+holding an extension or a key that is not a string (`plain.NotPlainFields`: a repr
+here would not be the built value's), calls parsed from `additional_kwargs` or
+rebuilt from chunks, a field of another type than LangChain's, a class LangChain
+gives no role (`RemoveMessage`). Fields of plain msgpack data repr as the built
+message's values do.
+
+Like `plain`, this module needs nothing but the standard library: the first-look
+helper process loads it from its file alone.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import ormsgpack
 
 CHARS_PER_TOKEN = 4
 TOKENS_PER_MESSAGE = 3
@@ -31,25 +36,22 @@ IMAGE_TYPES = ("image", "image_url")
 CALL_TYPE_CHARS = len(", 'type': 'tool_call'")
 """What the built AI message may add to a stored call's repr."""
 
-_ROLES = {
-    "HumanMessage": "user",
-    "AIMessage": "assistant",
-    "ToolMessage": "tool",
-    "SystemMessage": "system",
-    "FunctionMessage": "function",
-    "ChatMessage": "",  # its `role` field
-}
-_ROLES |= {f"{name}Chunk": role for name, role in _ROLES.items()}
-_AI = frozenset({"AIMessage", "AIMessageChunk"})
-_TOOL = frozenset({"ToolMessage", "ToolMessageChunk"})
 _SYSTEM = frozenset({"SystemMessage", "SystemMessageChunk"})
 _CHAT = frozenset({"ChatMessage", "ChatMessageChunk"})
+_ROLE_CHARS = {
+    "HumanMessage": len("user"),
+    "AIMessage": len("assistant"),
+    "ToolMessage": len("tool"),
+    "FunctionMessage": len("function"),
+}
+_ROLE_CHARS |= {f"{name}Chunk": chars for name, chars in _ROLE_CHARS.items()}
+_ROLE_CHARS |= dict.fromkeys(_SYSTEM | _CHAT, -1)  # read from the fields
+"""The length of the role LangChain counts for each class it gives one."""
+_AI = frozenset({"AIMessage", "AIMessageChunk"})
+_TOOL = frozenset({"ToolMessage", "ToolMessageChunk"})
 _FUNCTION = frozenset({"FunctionMessage", "FunctionMessageChunk"})
 """Its `name` is required: a message stored without one is built without validation,
 and without the attribute LangChain reads."""
-_PLAIN_ONLY = ormsgpack.OPT_PASSTHROUGH_TUPLE
-"""`packb` with this raises on a tuple (a nested message or model) and on any object
-`plain` stands in for an extension: what is left reprs as the built value does."""
 
 
 class _Unbounded(Exception):
@@ -58,7 +60,9 @@ class _Unbounded(Exception):
 
 def history_bound(messages: Any) -> int | None:
     """At least `count_tokens_approximately` of the messages the saver builds from
-    `messages` (decoded by `plain.decode_plain`); None where that cannot be told."""
+    `messages` (decoded by `plain.decode_plain`); None where that cannot be told.
+    A plain loop: on the short histories most heads hold, passes over all messages at
+    once cost more than they save."""
     if type(messages) is not list:
         return None
     total = 0
@@ -67,48 +71,47 @@ def history_bound(messages: Any) -> int | None:
             if type(item) is not tuple:
                 return None
             total += _message_bound(*item)
-    except _Unbounded:
+    except (_Unbounded, TypeError):  # TypeError: a class name that is not a string, say
         return None
     return total
 
 
-def _message_bound(name: str, fields: dict[str, Any]) -> int:
-    role = _ROLES.get(name)
-    if role is None:  # RemoveMessage, or a class LangChain gives no role
+def _message_bound(name: str, fields: Any) -> int:
+    role = _ROLE_CHARS.get(name)
+    if role is None or type(fields) is not dict:
         raise _Unbounded
     content = fields.get("content")
+    images = 0
     if type(content) is str:
-        chars, images = len(content), 0
-        if name in _AI:
-            chars += _calls_chars(fields)
+        chars = len(content) + (_calls_chars(fields) if name in _AI else 0)
     elif type(content) is list:
         chars, images = _blocks(content)
-        if name in _AI:
-            _calls_chars(fields)  # a list content counts no calls, but they must be as stored
+        if name in _AI:  # a list content counts no calls, but they must be as stored
+            _calls_chars(fields)
     else:
         raise _Unbounded
-    chars += _text(fields.get("name"), none=name not in _FUNCTION)
-    chars += _role_chars(name, role, fields)
+    chars += role if role >= 0 else _role_chars(name, fields)
+    called = fields.get("name")
+    if type(called) is str:
+        chars += len(called)
+    elif called is not None or name in _FUNCTION:
+        raise _Unbounded
     if name in _TOOL:
-        chars += _text(fields.get("tool_call_id"))
+        call_id = fields.get("tool_call_id")
+        if type(call_id) is not str:
+            raise _Unbounded
+        chars += len(call_id)
     return -(-chars // CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE + TOKENS_PER_IMAGE * images
 
 
-def _text(value: Any, none: bool = False) -> int:
-    """The length of a field LangChain counts with `len`, which must be a string."""
-    if type(value) is str:
-        return len(value)
-    if none and value is None:
-        return 0
-    raise _Unbounded
-
-
-def _role_chars(name: str, role: str, fields: dict[str, Any]) -> int:
-    if name in _SYSTEM:
-        extra = _extras(fields)
-        return _text(extra["__openai_role__"]) if "__openai_role__" in extra else len(role)
-    if name in _CHAT:
-        return _text(fields.get("role"))
+def _role_chars(name: str, fields: dict[str, Any]) -> int:
+    """A system message's role may be set in `additional_kwargs`; a chat message's is
+    its `role`. Either must be a string."""
+    role = (
+        _extras(fields).get("__openai_role__", "system") if name in _SYSTEM else fields.get("role")
+    )
+    if type(role) is not str:
+        raise _Unbounded
     return len(role)
 
 
@@ -128,7 +131,7 @@ def _calls_chars(fields: dict[str, Any]) -> int:
         return 0
     if fields.get("tool_call_chunks") or type(calls) is not list:  # a chunk rebuilds them
         raise _Unbounded
-    return _repr_chars(calls) + CALL_TYPE_CHARS * len(calls)
+    return len(repr(calls)) + CALL_TYPE_CHARS * len(calls)
 
 
 def _blocks(content: list[Any]) -> tuple[int, int]:
@@ -145,17 +148,10 @@ def _blocks(content: list[Any]) -> tuple[int, int]:
             raise _Unbounded
         if kind in IMAGE_TYPES:
             images += 1
-        elif kind == "text":
-            chars += _text(block.get("text", ""))
+        elif kind != "text":
+            chars += len(repr(block))
+        elif type(text := block.get("text", "")) is str:
+            chars += len(text)
         else:
-            chars += _repr_chars(block)
+            raise _Unbounded
     return chars, images
-
-
-def _repr_chars(value: Any) -> int:
-    """The length of the built value's repr: plain msgpack data reprs the same here."""
-    try:
-        ormsgpack.packb(value, option=_PLAIN_ONLY)
-    except TypeError:
-        raise _Unbounded from None
-    return len(repr(value))
