@@ -25,13 +25,19 @@ ratio of two measures taken in the same run:
 - `repair` (1% of the threads) and `undo` of that run: time per repaired
   thread, N store against N/10 (1.00x is as fast per thread);
 - the plan (EXPLAIN ANALYZE) of the first head page, unsharded and of shard
-  3/8: the most rows any Sort node takes in, against the table's rows.
+  3/8: the most rows any Sort node takes in, against the table's rows;
+- the budget column: `scan --policy max_input_tokens=200000` against `scan`, both
+  commands on the same N store, wall time (the median of `BUDGET_ROUNDS` rounds of
+  the two back to back, their order alternating) and database reads; and the same
+  wall-time ratio on a SQLite file of N threads seeded the same way (goal: at most
+  1.25x on both).
 
     python benchmarks/bench_scale.py [--threads 200000] [--postgres postgresql://...]
-        [--only memory]
+        [--only memory|streamed|budget] [--budget-rounds 3]
 
 `--only memory` seeds the two stores and measures the peak memory figures alone;
-`--only streamed` only those of `scan --list` and `scan --json`.
+`--only streamed` only those of `scan --list` and `scan --json`; `--only budget`
+the budget column alone.
 """
 
 from __future__ import annotations
@@ -40,13 +46,17 @@ import argparse
 import contextlib
 import json
 import os
+import sqlite3
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -54,8 +64,9 @@ import psycopg
 from bench_batch import peak_scan_memory, repair_saver, scan, scan_saver, timed
 from bench_engine import make_history
 from langchain_core.messages import HumanMessage
-from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from psycopg.rows import dict_row
 
 from langgraph_checkpoint_repair.batch import repair_threads, undo_run
@@ -81,6 +92,16 @@ JOIN {table} ON thread_id = CASE WHEN n %% {every} = 0 THEN 'template-broken'
     ELSE 'template-clean' END
 ORDER BY n"""
 COMMAND = [sys.executable, "-m", "langgraph_checkpoint_repair.cli", "scan"]
+BUDGET = ["--policy", "max_input_tokens=200000"]
+"""The budget column's policy: a model's window far above these threads' histories."""
+BUDGET_ROUNDS = 3
+SQLITE_COPY_SQL = """
+WITH RECURSIVE n (x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM n WHERE x < ? - 1)
+INSERT INTO checkpoints (thread_id, {columns})
+SELECT printf('thread-%07d', x), {columns}
+FROM n JOIN checkpoints ON thread_id = CASE WHEN x % {every} = 0 THEN 'template-broken'
+    ELSE 'template-clean' END"""
+SQLITE_COLUMNS = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
 
 
 def in_database(uri: str, database: str, schema: str | None = None) -> str:
@@ -106,7 +127,7 @@ def bench_database(server: str) -> Iterator[str]:
             conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
 
 
-def write_template(saver: PostgresSaver, thread_id: str, broken: bool) -> None:
+def write_template(saver: BaseCheckpointSaver[Any], thread_id: str, broken: bool) -> None:
     """A first checkpoint (the input) and a head of MESSAGES messages on it, an hour old,
     written with the saver's own put."""
     config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
@@ -173,9 +194,11 @@ def database_reads(server: str) -> Reads:
     return Reads(int(row[0]), int(row[1]))
 
 
-def start_scan(uri: str, shard: tuple[int, int] | None) -> subprocess.Popen[str]:
+def start_scan(
+    uri: str, shard: tuple[int, int] | None, budget: bool = False
+) -> subprocess.Popen[str]:
     """`langgraph-repair scan` as an operator runs it, in a process of its own."""
-    argv = [*COMMAND, uri, "--min-idle", "0", "--json"]
+    argv = [*COMMAND, uri, "--min-idle", "0", "--json", *(BUDGET if budget else [])]
     if shard is not None:
         argv += ["--shard", f"{shard[0]}/{shard[1]}"]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -190,11 +213,11 @@ def finished(process: subprocess.Popen[str]) -> dict[str, Any]:
 
 
 def command_reads(
-    server: str, uri: str, shard: tuple[int, int] | None
+    server: str, uri: str, shard: tuple[int, int] | None, budget: bool = False
 ) -> tuple[Reads, dict[str, Any]]:
     """What one scan command made the database read, and its summary."""
     before = database_reads(server)
-    summary = finished(start_scan(uri, shard))
+    summary = finished(start_scan(uri, shard, budget))
     return database_reads(server) - before, summary
 
 
@@ -220,10 +243,74 @@ def side_by_side(uri: str, shard_count: int) -> float:
     return time.perf_counter() - start
 
 
-def one_command(uri: str) -> float:
+def one_command(uri: str, budget: bool = False) -> float:
     start = time.perf_counter()
-    finished(start_scan(uri, None))
+    finished(start_scan(uri, None, budget))
     return time.perf_counter() - start
+
+
+def budget_walls(uri: str, rounds: int) -> tuple[float, float]:
+    """The median wall time of the scan command with the budget and without, over
+    `rounds` rounds of the two back to back (which goes first alternates)."""
+    walls: dict[bool, list[float]] = {True: [], False: []}
+    for turn in range(rounds):
+        for budget in (turn % 2 == 0, turn % 2 == 1):
+            walls[budget].append(one_command(uri, budget))
+    return statistics.median(walls[True]), statistics.median(walls[False])
+
+
+def seed_sqlite(path: Path, threads: int) -> float:
+    """A SQLite file of `threads` threads as `seed` makes them (two template threads
+    written by SqliteSaver, copied in SQL under new ids, 1% broken); the seconds it took."""
+    start = time.perf_counter()
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        write_template(saver, "template-clean", broken=False)
+        write_template(saver, "template-broken", broken=True)
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        copy = SQLITE_COPY_SQL.format(columns=SQLITE_COLUMNS, every=BROKEN_EVERY)
+        conn.execute(copy, (threads,))
+        conn.execute("DELETE FROM checkpoints WHERE thread_id LIKE 'template-%'")
+    return time.perf_counter() - start
+
+
+def budget_main(server: str, threads: int, rounds: int) -> None:
+    """Only the budget column: a PostgreSQL store and a SQLite file of `threads`."""
+    with bench_database(server) as database:
+        big, big_seed = seed(database, "big", threads)
+        print(f"seeded {threads:,} PostgreSQL threads in {big_seed:.0f} s")
+        figures = budget_figures(server, big, threads, rounds)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "bench.sqlite"
+        print(f"seeded {threads:,} SQLite threads in {seed_sqlite(path, threads):.0f} s")
+        sqlite_walls = budget_walls(f"sqlite:///{path}", rounds)
+    print(budget_definitions(rounds))
+    print_budget(*figures, sqlite_walls)
+
+
+def budget_figures(
+    server: str, uri: str, threads: int, rounds: int
+) -> tuple[tuple[Reads, Reads], tuple[float, float]]:
+    """The budget column on PostgreSQL: each scan's reads, then the wall times. Both
+    scans report the same (nothing is near the budget)."""
+    with_budget, summary = command_reads(server, uri, None, budget=True)
+    without, plain = command_reads(server, uri, None)
+    assert summary["threads_scanned"] == plain["threads_scanned"] == threads
+    assert summary["threads_needing_repair"] == plain["threads_needing_repair"]
+    return (with_budget, without), budget_walls(uri, rounds)
+
+
+def print_budget(
+    reads: tuple[Reads, Reads], walls: tuple[float, float], sqlite_walls: tuple[float, float]
+) -> None:
+    (budget_reads, reads_without), (budget_wall, wall) = reads, walls
+    print(f"budget / none, PostgreSQL scan wall time: {budget_wall / wall:.2f}x "
+          f"({budget_wall:.1f} s / {wall:.1f} s)")  # fmt: skip
+    print(f"budget / none, PostgreSQL scan reads: "
+          f"tuples {budget_reads.tuples / reads_without.tuples:.3f}x, "
+          f"buffers {budget_reads.buffers / reads_without.buffers:.3f}x")  # fmt: skip
+    budget_wall, wall = sqlite_walls
+    print(f"budget / none, SQLite scan wall time: {budget_wall / wall:.2f}x "
+          f"({budget_wall:.1f} s / {wall:.1f} s)")  # fmt: skip
 
 
 def first_page_plan(uri: str, shard: tuple[int, int] | None) -> tuple[list[str], int, int]:
@@ -313,12 +400,17 @@ def main() -> None:
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument(
         "--only",
-        choices=["memory", "streamed"],
-        help="measure the memory figures alone (streamed: those of scan --list and --json)",
+        choices=["memory", "streamed", "budget"],
+        help="the memory figures alone (streamed: those of scan --list and --json), or the"
+        " budget column alone",
     )
+    parser.add_argument("--budget-rounds", type=int, default=BUDGET_ROUNDS)
     args = parser.parse_args()
-    server, threads = args.postgres, args.threads
+    server, threads, rounds = args.postgres, args.threads, args.budget_rounds
     sizes = f"{threads:,} / {threads // 10:,} threads"
+    if args.only == "budget":
+        budget_main(server, threads, rounds)
+        return
     with bench_database(server) as database:
         small, small_seed = seed(database, "small", threads // 10)
         big, big_seed = seed(database, "big", threads)
@@ -334,8 +426,13 @@ def main() -> None:
         plans = {shard: first_page_plan(big, shard) for shard in (None, (3, 8))}
         (small_scan, small_heads), (big_scan, big_heads) = scan_seconds(small), scan_seconds(big)
         peaks = memory_peaks(small, big)
+        budget = budget_figures(server, big, threads, rounds)
         small_repair, small_undo, small_repaired = repair_and_undo(small)
         big_repair, big_undo, big_repaired = repair_and_undo(big)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "bench.sqlite"
+        seed_sqlite(path, threads)
+        sqlite_walls = budget_walls(f"sqlite:///{path}", rounds)
     print(DEFINITIONS)
     for n, reads in split.items():
         print(f"{n} shards / one scan: tuples {reads.tuples / whole_reads.tuples:.3f}x, "
@@ -351,6 +448,8 @@ def main() -> None:
     per_thread("repair throughput per repaired thread", repairs, small_each, big_each)
     small_each, big_each = small_undo / small_repaired, big_undo / big_repaired
     per_thread("undo throughput per restored thread", repairs, small_each, big_each)
+    print(budget_definitions(rounds))
+    print_budget(*budget, sqlite_walls)
     for shard, (text, most, rows) in plans.items():
         name = "unsharded" if shard is None else f"shard {shard[0]}/{shard[1]}"
         verdict = "a sort of the whole table" if most >= rows // 2 else "no sort of the whole table"
@@ -363,6 +462,15 @@ def per_thread(label: str, sizes: str, small_each: float, big_each: float) -> No
     """Throughput of the big store against the small one (1.00x: as fast per thread)."""
     print(f"{label}, {sizes}: {small_each / big_each:.2f}x "
           f"({1 / big_each:,.0f} / {1 / small_each:,.0f} threads/s)")  # fmt: skip
+
+
+def budget_definitions(rounds: int) -> str:
+    return f"""
+budget / none = the `scan` command with `--policy max_input_tokens=200000` against the
+same command without it, on the same store in the same run: wall time, process start
+to exit, the median of {rounds} rounds of the two back to back (their order alternating);
+reads as in the first lines, of one command each. SQLite: a file of as many threads,
+seeded alike (SQLite has no first look: both scans load every head)."""
 
 
 DEFINITIONS = """

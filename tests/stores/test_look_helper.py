@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
@@ -57,12 +58,34 @@ def test_the_helper_answers_as_this_process_does() -> None:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(hostile_blob(), min_size=1, max_size=10), st.integers(0, 99))
-def test_hostile_blobs_get_the_same_verdicts_from_the_helper(drawn: list[bytes], n: int) -> None:
+@given(
+    st.lists(hostile_blob(), min_size=1, max_size=10),
+    st.integers(0, 99),
+    st.none() | st.integers(0, 40) | st.just(2**70),
+)
+def test_hostile_blobs_get_the_same_verdicts_from_the_helper(
+    drawn: list[bytes], n: int, budget: int | None
+) -> None:
+    """With a token budget or without: a budget too large for the wire is judged as the
+    largest it carries, which clears the same histories."""
     blobs = (drawn * look_helper.MIN_BATCH)[: look_helper.MIN_BATCH + n]  # a page's worth
     with LookHelper() as helper:
-        assert helper.judge(blobs) == plain_verdicts(blobs)
+        assert helper.judge(blobs, budget=budget) == plain_verdicts(blobs, budget=budget)
         assert helper.process is not None
+
+
+def test_the_helper_judges_under_the_budget_it_is_sent() -> None:
+    """A stored clean history of a few tokens, and a broken one: the budget reaches the
+    helper, and the clean one's verdict changes with it."""
+    serde = JsonPlusSerializer()
+    clean = serde.dumps_typed([human("q"), ai("a1", "c1"), tool("c1")])[1]
+    broken = serde.dumps_typed([human("q"), ai("a1", "c1")])[1]
+    page = [clean, broken] * look_helper.MIN_BATCH
+    with LookHelper() as helper:
+        tight, loose = helper.judge(page, budget=1), helper.judge(page, budget=1000)
+        assert helper.process is not None
+    assert tight == plain_verdicts(page, budget=1) == bytes(len(page))
+    assert loose == plain_verdicts(page, budget=1000) == plain_verdicts(page) == b"\x01\x00" * 64
 
 
 def test_small_pages_stay_in_this_process() -> None:
@@ -182,9 +205,9 @@ def test_a_delta_scan_with_the_helper_reports_as_one_without(
     kinds: list[int] = []
     send = LookHelper._send
 
-    def noting(helper: LookHelper, items: list[bytes], kind: int) -> int | None:
+    def noting(helper: LookHelper, items: list[bytes], kind: int, budget: int | None) -> int | None:
         kinds.append(kind)
-        return send(helper, items, kind)
+        return send(helper, items, kind, budget)
 
     monkeypatch.setattr(LookHelper, "_send", noting)
     with PostgresSaver.from_conn_string(pg_uri) as saver:

@@ -13,6 +13,7 @@ from typing import Any
 from ..decoding.names import TypeName, type_text
 from ..decoding.rename import moved_from
 from ..engine import RepairPolicy
+from ..engine.context import without_budget
 from ..engine.policy import DEFAULT_POLICY
 from ..stores.base import PAGE_SIZE, Selection
 from ..stores.plan import Assessment, new_run_id
@@ -85,7 +86,8 @@ class RunOptions:
 
     @property
     def selection(self) -> Selection:
-        return Selection(tuple(self.channels), self.threads, self.shard, self.page_size)
+        channels, budget = tuple(self.channels), first_look_budget(self.policy)
+        return Selection(channels, self.threads, self.shard, self.page_size, budget)
 
     def arguments(self) -> dict[str, Any]:
         return {
@@ -112,6 +114,16 @@ def _moved_types(value: Mapping[Any, Any]) -> dict[TypeName, TypeName]:
     if all(isinstance(k, tuple) and isinstance(v, tuple) for k, v in value.items()):
         return dict(value)
     return moved_from(value)
+
+
+def first_look_budget(policy: RepairPolicy) -> int | None:
+    """The token budget a store's first look can hold heads to, so that those it clears
+    need no full load: the policy's, when a budget counted by LangChain's approximation
+    is the only rule that reads contents; None otherwise (every head is loaded)."""
+    budget = policy.input_budget
+    if budget is None or budget < 0 or policy.token_counter is not None:
+        return None
+    return None if without_budget(policy).reads_content else budget
 
 
 def outcome_before_writing(assessment: Assessment, dry_run: bool) -> str | None:

@@ -202,8 +202,10 @@ class _Run:
         """The page's heads to load; those the first look cleared count as scanned now,
         the others as each is looked at (a run stopped mid-page counts only those)."""
         self.report.saw(name for head in page for name in head.channels)
+        o = self.options
         to_load = page
-        if not self.options.policy.reads_content:  # the first look knows pairing only
+        if not o.policy.reads_content or o.selection.token_budget is not None:
+            # the first look knows pairing, and a budget's tokens, only
             to_load = [head for head in page if head.maybe_broken]
             self.report.scanned(len(page) - len(to_load))
         if self.on_thread is not None:

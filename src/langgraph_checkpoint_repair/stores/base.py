@@ -57,6 +57,10 @@ class Selection:
     the other stores take the threads whose stable hash modulo N is K (`takes`)."""
     page_size: int = PAGE_SIZE
     """Heads read per query: memory stays bounded whatever the store's size."""
+    token_budget: int | None = None
+    """With a number, a head the store's first look calls clean (`Head.maybe_broken`
+    False) must also be proven within this many tokens of LangChain's approximation
+    (`token_bound`); a store that cannot prove it loads the head."""
 
     def takes(self, thread_id: str) -> bool:
         if self.threads is not None and thread_id not in self.threads:

@@ -2,8 +2,8 @@
 
 The first look (`stores.plain`) is pure decoding, which the GIL keeps on one
 core while the page reads and the full loads need it too. The helper is a
-second Python process that loads `stores/plain.py` from its file alone (no
-package, so it starts in tens of milliseconds), reads batches of blobs on its
+second Python process that loads `stores/plain.py` and `stores/token_bound.py` from
+their files alone (no package, so it starts in tens of milliseconds), reads batches of blobs on its
 standard input and writes back one verdict byte per blob. It sees only the
 blobs, never a URL or a credential, and runs the same code as the look in
 this process.
@@ -29,7 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from . import plain
+from . import plain, token_bound
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
@@ -48,10 +48,11 @@ Nothing else (a DSN in `DATABASE_URL`, a cloud token) reaches it."""
 _CHILD = """\
 import importlib.util, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is the parent's to handle
-spec = importlib.util.spec_from_file_location("look", sys.argv[1])
-look = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(look)
-look.serve_verdicts(sys.stdin.buffer, sys.stdout.buffer)
+for name, path in (("token_bound", sys.argv[1]), ("look", sys.argv[2])):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+module.serve_verdicts(sys.stdin.buffer, sys.stdout.buffer)
 """
 
 
@@ -83,35 +84,39 @@ class LookHelper:
         return None if self.process is None else self.process.pid
 
     def start_judging(
-        self, items: list[bytes], kind: int = plain.HISTORIES
+        self, items: list[bytes], kind: int = plain.HISTORIES, budget: int | None = None
     ) -> Callable[[list[bytes]], bytes]:
         """Send the helper its share of `items` (stored histories, or packed delta walks)
-        now. The judge returned gives `plain.plain_verdicts` of the same items; judges
-        must be called in the order their items were sent."""
+        now. The judge returned gives `plain.plain_verdicts` of the same items (under the
+        token `budget`, if given); judges must be called in the order their items were
+        sent."""
+        here = functools.partial(plain.plain_verdicts, kind=kind, budget=budget)
         if self.process is None or len(items) < MIN_BATCH:
-            return functools.partial(plain.plain_verdicts, kind=kind)
+            return here
         share = len(items) * HELPER_SHARE // 100
-        number = self._send(items[:share], kind)
+        number = self._send(items[:share], kind, budget)
         if number is None:
-            return functools.partial(plain.plain_verdicts, kind=kind)
+            return here
 
         def judge(same: list[bytes]) -> bytes:
-            mine = plain.plain_verdicts(same[share:], kind)
+            mine = here(same[share:])
             answer = self._receive(number, share)
-            theirs = plain.plain_verdicts(same[:share], kind) if answer is None else answer
-            return theirs + mine
+            return (here(same[:share]) if answer is None else answer) + mine
 
         return judge
 
-    def judge(self, items: list[bytes], kind: int = plain.HISTORIES) -> bytes:
+    def judge(
+        self, items: list[bytes], kind: int = plain.HISTORIES, budget: int | None = None
+    ) -> bytes:
         """`plain.plain_verdicts` of `items`, the helper's share judged there."""
-        return self.start_judging(items, kind)(items)
+        return self.start_judging(items, kind, budget)(items)
 
-    def _send(self, items: list[bytes], kind: int) -> int | None:
+    def _send(self, items: list[bytes], kind: int, budget: int | None) -> int | None:
         """The batch's number once sent; None (and the helper given up) if it could not be."""
         self.batches += 1
         try:
-            plain.write_batch(_pipe(self.process, "stdin"), self.batches, kind, items)
+            sink = _pipe(self.process, "stdin")
+            plain.write_batch(sink, self.batches, kind, items, budget)
         except (OSError, ValueError) as error:
             self._give_up(error)
             return None
@@ -178,14 +183,14 @@ def _read(stream: IO[bytes], count: int) -> bytes:
 def _start() -> subprocess.Popen[bytes] | None:
     """The helper process, or None where it cannot help: one core, no file to load, no
     pipes that `select` can wait on (Windows)."""
-    source = Path(plain.__file__)
-    if (os.cpu_count() or 1) < 2 or os.name != "posix" or not source.is_file():
+    sources = [Path(token_bound.__file__), Path(plain.__file__)]
+    if (os.cpu_count() or 1) < 2 or os.name != "posix" or not all(p.is_file() for p in sources):
         return None
     if not sys.executable:  # an embedded interpreter: nothing to start
         return None
     try:
         return subprocess.Popen(
-            [sys.executable, "-I", "-c", _CHILD, str(source)],
+            [sys.executable, "-I", "-c", _CHILD, *map(str, sources)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

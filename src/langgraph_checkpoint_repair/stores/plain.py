@@ -7,18 +7,28 @@ pydantic messages, and enough to prove most histories clean. The look is
 conservative: anything unexpected answers "look closer", and the engine,
 on fully loaded messages, always makes the decision.
 
-This module needs nothing but ormsgpack: a helper process (`stores.look_helper`)
-loads it from its file alone, without the package, and judges blobs with
-`serve_verdicts`.
+With a token budget (`RepairPolicy.input_budget`, counted by LangChain's
+approximation), a history is clean only when `token_bound` also proves it within
+the budget.
+
+This module needs nothing but ormsgpack and `token_bound`: a helper process
+(`stores.look_helper`) loads the two from their files alone, without the package,
+and judges blobs with `serve_verdicts`.
 """
 
 from __future__ import annotations
 
+import importlib
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
 import ormsgpack
+
+_BOUND_MODULE = f"{__package__}.token_bound" if __package__ else "token_bound"
+_token_bound = importlib.import_module(_BOUND_MODULE)
+"""`token_bound`; in the helper process, the module loaded from its file before this one."""
+history_bound: Callable[[Any], int | None] = _token_bound.history_bound
 
 _PYDANTIC_EXTS = (4, 5)  # EXT_PYDANTIC_V1, EXT_PYDANTIC_V2 in langgraph's JsonPlusSerializer
 _SNAPSHOT_EXT = 7  # EXT_DELTA_SNAPSHOT: a delta channel's whole value
@@ -57,6 +67,13 @@ class _Foreign(Exception):
     """A stored type from outside `_OWN_MODULES`: the first look cannot clear it."""
 
 
+class NotPlainFields(dict[Any, Any]):
+    """A message's fields that held an extension or a key that is not a string: read
+    like any fields, but `token_bound` leaves them to the full load. The fields of every
+    other message are a `dict` of plain msgpack data only (str, int, float, bool, None,
+    bytes, list, dict with string keys), which reprs as the built message's values."""
+
+
 class _Unknown:
     """Stands for any extension value the first look does not need to understand."""
 
@@ -70,11 +87,13 @@ def _plain_ext(code: int, data: bytes) -> Any:
     # hook and options, which costs a tenth less; the decode that raised is repeated.
     if code in _PYDANTIC_EXTS:
         try:
-            decoded = _unpackb(data)
+            decoded, plain = _unpackb(data), True
         except Exception:
             decoded = _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
+            plain = False
         if type(decoded) is list and len(decoded) >= 3 and type(decoded[2]) is dict:
-            return (decoded[1], decoded[2])  # (class name, fields)
+            fields = decoded[2] if plain else NotPlainFields(decoded[2])
+            return (decoded[1], fields)  # (class name, fields)
     elif code == _SNAPSHOT_EXT:  # the list inside: a snapshot is looked at like a plain value
         return _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
     elif code in _CONSTRUCTOR_EXTS:  # a value inside a message: a datetime, a UUID ...
@@ -192,14 +211,25 @@ def _apply(result: list[Any], index: dict[Any, int], item: tuple[str, dict[str, 
         result.append(item)
 
 
-def plain_walk_is_clean(walk: bytes) -> bool:
-    """A delta channel's walk, packed by `pack_walk`, certainly rebuilds a clean history;
-    False for anything odd or undecodable."""
+def plain_history_fits(value: Any, budget: int | None) -> bool:
+    """True only when the decoded history is certainly clean and, with a `budget`,
+    certainly within it as LangChain's approximation counts it."""
+    if not plain_history_is_clean(value):
+        return False
+    if budget is None:
+        return True
+    bound = history_bound(value)
+    return bound is not None and bound <= budget
+
+
+def plain_walk_is_clean(walk: bytes, budget: int | None = None) -> bool:
+    """A delta channel's walk, packed by `pack_walk`, certainly rebuilds a clean history
+    (within `budget`, if given); False for anything odd or undecodable."""
     try:
         seed, writes = ormsgpack.unpackb(walk)
         start = [] if seed is None else decode_plain(seed)
         value = plain_replay(start, [decode_plain(write) for write in writes])
-        return value is not None and plain_history_is_clean(value)
+        return value is not None and plain_history_fits(value, budget)
     except Exception:  # undecodable here: let the full load decide
         return False
 
@@ -210,10 +240,11 @@ def pack_walk(seed: bytes | None, writes: list[bytes]) -> bytes:
     return ormsgpack.packb([seed, writes])
 
 
-def plain_blob_is_clean(blob: bytes) -> bool:
-    """A stored msgpack history certainly clean; False for anything odd or undecodable."""
+def plain_blob_is_clean(blob: bytes, budget: int | None = None) -> bool:
+    """A stored msgpack history certainly clean (within `budget`, if given); False for
+    anything odd or undecodable."""
     try:
-        return plain_history_is_clean(decode_plain(blob))
+        return plain_history_fits(decode_plain(blob), budget)
     except Exception:  # undecodable here: let the full load decide
         return False
 
@@ -221,26 +252,40 @@ def plain_blob_is_clean(blob: bytes) -> bool:
 HISTORIES, WALKS = 0, 1
 """The kinds of item a batch holds: stored histories, or packed delta walks."""
 _JUDGES = (plain_blob_is_clean, plain_walk_is_clean)
+NO_BUDGET = -1
+"""A batch's budget on the wire when there is none."""
 
 
-def plain_verdicts(items: Iterable[bytes], kind: int = HISTORIES) -> bytes:
-    """The verdict of each item of `kind`, a byte each (1 clean, 0 look closer)."""
-    return bytes(map(_JUDGES[kind], items))
+def plain_verdicts(
+    items: Iterable[bytes], kind: int = HISTORIES, budget: int | None = None
+) -> bytes:
+    """The verdict of each item of `kind`, a byte each (1 clean, and within `budget`
+    if given; 0 look closer)."""
+    judge = _JUDGES[kind]
+    if budget is None:
+        return bytes(map(judge, items))
+    return bytes(judge(item, budget) for item in items)
 
 
-def walk_verdicts(items: Iterable[bytes]) -> bytes:
-    return plain_verdicts(items, WALKS)
+def walk_verdicts(items: Iterable[bytes], budget: int | None = None) -> bytes:
+    return plain_verdicts(items, WALKS, budget)
 
 
 _HEADER = struct.Struct("<II")  # batch number, item count
-_KIND = struct.Struct("<B")
+_KIND = struct.Struct("<Bq")  # kind, budget (NO_BUDGET for none)
 _SIZE = struct.Struct("<I")
+MAX_BUDGET = 2**62
+"""Budgets above this are judged as this (on the wire as a signed 64-bit number):
+fewer heads cleared, never a different verdict after the full load."""
 
 
-def write_batch(sink: IO[bytes], number: int, kind: int, blobs: list[bytes]) -> None:
-    """One batch as the helper reads it: its number, count and kind, then each item's
-    length and bytes."""
-    frame = [_HEADER.pack(number, len(blobs)), _KIND.pack(kind)]
+def write_batch(
+    sink: IO[bytes], number: int, kind: int, blobs: list[bytes], budget: int | None = None
+) -> None:
+    """One batch as the helper reads it: its number, count, kind and budget, then each
+    item's length and bytes."""
+    wired = NO_BUDGET if budget is None else min(budget, MAX_BUDGET)
+    frame = [_HEADER.pack(number, len(blobs)), _KIND.pack(kind, wired)]
     for blob in blobs:
         frame += (_SIZE.pack(len(blob)), blob)
     sink.write(b"".join(frame))
@@ -270,9 +315,10 @@ def serve_verdicts(source: IO[bytes], sink: IO[bytes]) -> None:
     while True:
         try:
             number, count = _HEADER.unpack(_read_exactly(source, _HEADER.size))
-            (kind,) = _KIND.unpack(_read_exactly(source, _KIND.size))
+            kind, wired = _KIND.unpack(_read_exactly(source, _KIND.size))
             items = [_read_blob(source) for _ in range(count)]
         except EOFError:
             return
-        sink.write(answer_header(number, count) + plain_verdicts(items, kind))
+        budget = None if wired == NO_BUDGET else wired
+        sink.write(answer_header(number, count) + plain_verdicts(items, kind, budget))
         sink.flush()

@@ -18,6 +18,7 @@ after the commit and reported `superseded`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -27,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
@@ -295,19 +297,24 @@ def _blobs_at(rows: Sequence[Sequence[Any]], positions: list[int]) -> list[bytes
 def heads_from_rows(
     rows: Sequence[Sequence[Any]],
     serde: SerializerProtocol,
-    judge_plain: PlainJudge = plain_verdicts,
+    judge_plain: PlainJudge | None = None,
+    budget: int | None = None,
 ) -> PageVerdicts:
-    """Group the page's rows by head and give each head its first-look verdict; a delta
-    channel with nothing stored at its head is left to walk (`delta_walk_query`).
-    The `plain_blobs` are judged together by `judge_plain`."""
+    """Group the page's rows by head and give each head its first-look verdict (clean,
+    and within the token `budget` if given); a delta channel with nothing stored at its
+    head is left to walk (`delta_walk_query`). The `plain_blobs` are judged together by
+    `judge_plain` (a helper may be judging them under the same budget), or here."""
     plain_ok = plain_look(serde)
     plain = plain_rows(rows, serde)
-    verdicts = dict(zip(plain, judge_plain(_blobs_at(rows, plain)), strict=True))
+    judge = judge_plain or functools.partial(plain_verdicts, budget=budget)
+    verdicts = dict(zip(plain, judge(_blobs_at(rows, plain)), strict=True))
     page = PageVerdicts()
     counted: dict[HeadKey, list[str]] = {}
     for n, (thread_id, ns, checkpoint_id, type_, blob, channel, counted_here) in enumerate(rows):
         key = (thread_id, ns, checkpoint_id)
-        clean = verdicts[n] if n in verdicts else blob_is_clean(type_, blob, serde, plain_ok)
+        clean = verdicts.get(n)
+        if clean is None:
+            clean = blob_is_clean(type_, blob, serde, plain_ok, budget)
         page.maybe_broken[key] = page.maybe_broken.get(key, False) or not clean
         page.found.setdefault(key, set()).update([channel] if channel is not None else [])
         counted[key] = list(counted_here or ())
@@ -320,18 +327,31 @@ def heads_from_rows(
 
 
 def blob_is_clean(
-    type_: str | None, blob: bytes | None, serde: SerializerProtocol, plain_ok: bool
+    type_: str | None,
+    blob: bytes | None,
+    serde: SerializerProtocol,
+    plain_ok: bool,
+    budget: int | None = None,
 ) -> bool:
-    """True when the stored channel value certainly needs no repair."""
+    """True when the stored channel value certainly needs no repair (and, with a token
+    `budget`, certainly fits in it)."""
     if type_ is None or type_ in ("empty", "null") or blob is None:
         return True
     try:
         if plain_ok and type_ == "msgpack":
-            return plain_blob_is_clean(bytes(blob))
+            return plain_blob_is_clean(bytes(blob), budget)
         value = snapshot_value(serde.loads_typed((type_, bytes(blob))))
-        return not isinstance(value, list) or not repair_messages(value).changed
+        return not isinstance(value, list) or loaded_is_clean(value, budget)
     except Exception:  # undecodable here: let the full load decide
         return False
+
+
+def loaded_is_clean(value: list[Any], budget: int | None) -> bool:
+    """A history the serde built needs no repair and, with a `budget`, fits in it as
+    LangChain's approximation counts it (what the engine counts with no other counter)."""
+    if repair_messages(value).changed:
+        return False
+    return budget is None or count_tokens_approximately(value) <= budget
 
 
 def claim_key(thread_id: str, checkpoint_ns: str) -> tuple[int, int]:
@@ -360,7 +380,8 @@ class ChannelWalks:
 
     walks: dict[HeadKey, _Walk]
     packed: dict[HeadKey, bytes]
-    judge_plain: PlainJudge = walk_verdicts
+    judge_plain: PlainJudge | None = None
+    """Gives the packed walks' verdicts (a helper may be judging them); None, here."""
 
 
 def gather_walks(
@@ -384,20 +405,26 @@ def gather_walks(
 
 
 def judge_walks(
-    page: PageVerdicts, channel: str, gathered: ChannelWalks, serde: SerializerProtocol
+    page: PageVerdicts,
+    channel: str,
+    gathered: ChannelWalks,
+    serde: SerializerProtocol,
+    budget: int | None = None,
 ) -> None:
     """Fold the verdicts of one channel's walks into the page: a head stays clean only
-    when its rebuilt history certainly is. The packed walks are judged together, the
-    others one by one."""
+    when its rebuilt history certainly is (and fits in `budget`, if given). The packed
+    walks are judged together, the others one by one."""
     packed = gathered.packed
-    verdicts = dict(zip(packed, gathered.judge_plain(list(packed.values())), strict=True))
+    judge = gathered.judge_plain or functools.partial(walk_verdicts, budget=budget)
+    verdicts = dict(zip(packed, judge(list(packed.values())), strict=True))
     for key, walk in gathered.walks.items():
-        clean = verdicts[key] if key in verdicts else walk.is_clean(channel, serde)
+        clean = verdicts[key] if key in verdicts else walk.is_clean(channel, serde, budget)
         page.maybe_broken[key] = page.maybe_broken[key] or not clean
 
 
-StartJudging = Callable[[list[bytes], int], PlainJudge]
-"""Starts the verdicts of items of a kind and returns their judge (`LookHelper`)."""
+StartJudging = Callable[[list[bytes], int, int | None], PlainJudge]
+"""Starts the verdicts of items of a kind under a token budget (None: none) and
+returns their judge (`LookHelper.start_judging`)."""
 
 
 @dataclass
@@ -409,16 +436,19 @@ class PageRows:
     walks: dict[str, ChannelWalks | Exception] = field(default_factory=dict)
     suspects: set[HeadKey] = field(default_factory=set)
     """Heads whose other values may hold an integrity finding (`stored_values`)."""
-    judge_plain: PlainJudge = plain_verdicts
-    """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them)."""
+    judge_plain: PlainJudge | None = None
+    """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them under
+    `budget`); None, judged here."""
+    budget: int | None = None
+    """The token budget a head must be proven within to be clean (`Selection`)."""
 
     def start_judging(self, serde: SerializerProtocol, start: StartJudging) -> None:
         """Hand the page's plain blobs, then each channel's packed walks, to `start` as
         soon as the page is read, in the order `judge_page` takes their verdicts."""
-        self.judge_plain = start(plain_blobs(self.rows, serde), HISTORIES)
+        self.judge_plain = start(plain_blobs(self.rows, serde), HISTORIES, self.budget)
         for gathered in self.walks.values():
             if isinstance(gathered, ChannelWalks):
-                gathered.judge_plain = start(list(gathered.packed.values()), WALKS)
+                gathered.judge_plain = start(list(gathered.packed.values()), WALKS, self.budget)
 
     @property
     def after(self) -> tuple[str, str]:
@@ -446,7 +476,7 @@ def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
 
 def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
     """The page's heads with their verdicts, from rows already read."""
-    page = heads_from_rows(read.rows, serde, read.judge_plain)
+    page = heads_from_rows(read.rows, serde, read.judge_plain, read.budget)
     for key in read.suspects:
         page.maybe_broken[key] = True
     for channel in page.to_walk:
@@ -454,7 +484,7 @@ def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
         if isinstance(walked, Exception):
             walk_failed(page, channel, walked)
         elif walked is not None:
-            judge_walks(page, channel, walked, serde)
+            judge_walks(page, channel, walked, serde, read.budget)
     return page.heads()
 
 
@@ -487,27 +517,31 @@ class _Walk:
         seed = None if self.seed is None else bytes(self.seed[1] or b"")
         return pack_walk(seed, [bytes(blob) for _, _, blob in sorted(self.writes)])
 
-    def is_clean(self, channel: str, serde: SerializerProtocol) -> bool:
+    def is_clean(self, channel: str, serde: SerializerProtocol, budget: int | None = None) -> bool:
         """The verdict of a walk the plain look cannot take: its history rebuilt from
-        messages the serde builds."""
+        messages the serde builds (and counted, with a `budget`)."""
         if self.unended or (self.seed is not None and self.seed[1] is None):
             return False  # a chain not ended, a seed stored inline: the full load decides
         ordered = [(type_, bytes(blob)) for _, type_, blob in sorted(self.writes)]
         if plain_look(serde) and all(type_ == "msgpack" for type_, _ in ordered):
             return False  # only a seed the plain look cannot read comes here
         try:
-            return self._loaded_clean(channel, ordered, serde)
+            return self._loaded_clean(channel, ordered, serde, budget)
         except Exception:  # undecodable here: let the full load decide
             return False
 
     def _loaded_clean(
-        self, channel: str, ordered: list[tuple[str, bytes]], serde: SerializerProtocol
+        self,
+        channel: str,
+        ordered: list[tuple[str, bytes]],
+        serde: SerializerProtocol,
+        budget: int | None,
     ) -> bool:
         history: Any = {"writes": [("", channel, serde.loads_typed(w)) for w in ordered]}
         if self.seed is not None:
             history["seed"] = serde.loads_typed((str(self.seed[0]), bytes(self.seed[1] or b"")))
         value = rebuild_messages(history)
-        return value is not None and not repair_messages(value).changed
+        return value is not None and loaded_is_clean(value, budget)
 
 
 def repair_row(run_id: str, assessment: Assessment, new: NewCheckpoint) -> tuple[Any, ...]:

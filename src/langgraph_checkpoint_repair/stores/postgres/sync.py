@@ -109,7 +109,7 @@ class PostgresStore(GenericStore):
         rows, others = sql.split_rows(found)
         if not rows:
             return None
-        read = sql.PageRows(rows)
+        read = sql.PageRows(rows, budget=selection.token_budget)
         for channel, keys in sql.walks_needed(rows).items():
             try:
                 walked = self._rows(*sql.delta_walk_query(channel, keys), binary=True)
