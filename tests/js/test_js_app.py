@@ -1,0 +1,23 @@
+"""The LangGraph.js application bricks a thread for real, as the issue measured it."""
+
+from __future__ import annotations
+
+from tests.support.js_app import JsApp
+
+
+def test_a_thread_interrupted_before_its_tools_is_bricked_by_a_new_message(js_app: JsApp) -> None:
+    js_app.brick("t1")
+    again = js_app.turn("t1", "hello?")
+    assert not again["ok"]
+    assert "Missing: call_0" in again["error"]
+
+
+def test_a_thread_resumed_runs_its_tools_and_answers(js_app: JsApp) -> None:
+    asked = js_app.turn("t1", "weather in Rome")
+    assert asked["next"] == ["tools"]
+    resumed = js_app.resume("t1")
+    assert resumed["ok"] and resumed["next"] == []
+    assert [m["type"] for m in resumed["messages"]] == ["human", "ai", "tool", "ai"]
+    assert resumed["messages"][-1]["content"] == "The tool says: sunny in Rome"
+    answered = js_app.turn("t1", "thanks")
+    assert answered["messages"][-1]["content"] == "You said: thanks"
