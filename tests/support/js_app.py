@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
+import psycopg
 import pytest
 
 APP = Path(__file__).resolve().parents[1] / "js_app"
@@ -91,3 +92,61 @@ class JsApp:
         failed = self.turn(thread_id, "never mind, hello")
         assert not failed["ok"] and "tool_call_id" in failed["error"], failed
         return failed
+
+
+@dataclass(frozen=True)
+class StoredRows:
+    """What a LangGraph.js store holds, as stored: to prove what was (not) written."""
+
+    checkpoints: list[tuple[str, str, dict[str, Any], dict[str, Any]]]
+    """(thread, checkpoint id, checkpoint JSON, metadata JSON), oldest first per thread."""
+    blobs: list[tuple[str, str, str, str, bytes | None]]
+    """(thread, channel, version, type, blob)."""
+    writes: list[tuple[str, str, str, str | None]]
+    """(thread, checkpoint id, channel, type)."""
+
+    def repairs(self, thread_id: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+        return [
+            (cid, cp, meta)
+            for thread, cid, cp, meta in self.checkpoints
+            if thread == thread_id and "langgraph_repair_run" in meta
+        ]
+
+    def head(self, thread_id: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        return max((c for c in self.checkpoints if c[0] == thread_id), key=lambda c: c[1])[1:]
+
+    def blob(self, thread_id: str, channel: str, version: Any) -> tuple[str, bytes | None]:
+        found = [b for b in self.blobs if b[:3] == (thread_id, channel, str(version))]
+        assert len(found) == 1, found
+        return found[0][3], found[0][4]
+
+
+def stored_rows(pg_uri: str) -> StoredRows:
+    with psycopg.connect(pg_uri) as conn:
+        checkpoints = conn.execute(
+            "SELECT thread_id, checkpoint_id, checkpoint, metadata FROM checkpoints "
+            "ORDER BY thread_id, checkpoint_id"
+        ).fetchall()
+        blobs = conn.execute(
+            "SELECT thread_id, channel, version, type, blob FROM checkpoint_blobs "
+            "ORDER BY thread_id, channel, version"
+        ).fetchall()
+        writes = conn.execute(
+            "SELECT thread_id, checkpoint_id, channel, type FROM checkpoint_writes "
+            "ORDER BY thread_id, checkpoint_id, task_id, idx"
+        ).fetchall()
+    return StoredRows(
+        checkpoints,
+        [(t, c, v, ty, None if b is None else bytes(b)) for t, c, v, ty, b in blobs],
+        writes,
+    )
+
+
+def assert_js_format_only(rows: StoredRows) -> None:
+    """Every value is one LangGraph.js reads (`json`, or `empty` for none), every
+    checkpoint counts its versions as integers: nothing of another format was written."""
+    assert {b[3] for b in rows.blobs} <= {"json", "empty"}, {b[3] for b in rows.blobs}
+    assert {w[3] for w in rows.writes} <= {"json"}
+    for _, _, checkpoint, _ in rows.checkpoints:
+        versions = checkpoint["channel_versions"].values()
+        assert all(type(v) is int for v in versions), checkpoint
