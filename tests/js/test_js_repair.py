@@ -4,6 +4,7 @@ own format: the application itself resumes, and `undo` brings the brick back."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from tests.support.cli_runs import last_json, run_cli
 from tests.support.js_app import JsApp, assert_js_format_only, stored_rows
@@ -11,7 +12,7 @@ from tests.support.js_app import JsApp, assert_js_format_only, stored_rows
 JS_CHECKPOINT_KEYS = {"v", "id", "ts", "versions_seen", "channel_versions"}
 
 
-def repair(pg_uri: str, *more: str) -> dict:
+def repair(pg_uri: str, *more: str) -> dict[str, Any]:
     done = run_cli("repair", pg_uri, "--min-idle", "0", "--json", *more)
     assert done.returncode == 0, done.stderr
     return last_json(done.stdout)
