@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from typing import Any
 
 from langchain_core.load import dumpd
@@ -142,16 +143,19 @@ def dumps_js(value: Any) -> bytes:
     return json.dumps(_js_value(value), ensure_ascii=False, separators=(",", ":")).encode()
 
 
+_JS_MARKS = re.compile(rb'"langchain_core"\s*,\s*"messages"|"type"\s*:\s*"undefined"')
+
+
 def _js_written(blob: bytes) -> bool:
     """Whether a `json` blob carries LangChain.js's marks: its message ids or an
     `undefined`. LangGraph Python's own old `json` values go to LangGraph's reader."""
-    return b'"langchain_core","messages"' in blob or b'"type":"undefined"' in blob
+    return _JS_MARKS.search(blob) is not None
 
 
 class JsJsonSerializer(StrictSerializer):
     """The strict serializer that also reads LangChain.js's `json` values (`loads_js`).
     Writes are LangGraph's own: a checkpoint of LangGraph.js is written by
-    `stores.js.saver` with `dumps_js`."""
+    `js.saver` with `dumps_js`."""
 
     @classmethod
     def sharing(cls, strict: StrictSerializer | None) -> JsJsonSerializer:
