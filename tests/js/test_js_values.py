@@ -4,15 +4,17 @@ form LangChain.js revives; LangGraph.js's checkpoints told apart and shaped."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 from hypothesis import given, settings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
 from langgraph_checkpoint_repair.engine import repair_messages
 from langgraph_checkpoint_repair.js import rows
-from langgraph_checkpoint_repair.js.values import JsJsonSerializer, dumps_js, loads_js
+from langgraph_checkpoint_repair.js.values import JsJsonSerializer, dumps_js, js_serde, loads_js
 from tests.support.generated import messy_history
 
 # As LangGraph.js 1.7.3 stored them (tests/js_app): a message field left `undefined`.
@@ -121,3 +123,18 @@ def test_the_checkpoint_row_is_shaped_as_langgraph_js_writes_it() -> None:
 def test_langgraphs_queries_read_tables_without_task_path() -> None:
     for query in (PostgresSaver.SELECT_SQL, PostgresSaver.SELECT_PENDING_SENDS_SQL):
         assert "task_path" not in rows.without_task_path(query)
+
+
+def test_a_saver_opened_without_a_serializer_reads_as_langgraphs_default() -> None:
+    """The Agent Server drop-in opens the application's own store this way: its values
+    load as LangGraph's default serializer loads them, not strictly."""
+    default = js_serde(None)
+    assert isinstance(default, JsonPlusSerializer) and not isinstance(default, StrictSerializer)
+    value = Decimal("1.5")
+    assert default.loads_typed(default.dumps_typed(value)) == value
+    assert default.loads_typed(("json", JS_HISTORY))[1].tool_calls[0]["id"] == "call_0"
+    strict = StrictSerializer()
+    shared = js_serde(strict)
+    assert isinstance(shared, JsJsonSerializer) and shared.refused is strict.refused
+    own = JsonPlusSerializer()
+    assert js_serde(own) is own

@@ -31,6 +31,7 @@ from langchain_core.messages import (
     ToolMessageChunk,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ..decoding.strict import StrictSerializer
 
@@ -152,34 +153,46 @@ def _js_written(blob: bytes) -> bool:
     return _JS_MARKS.search(blob) is not None
 
 
-class JsJsonSerializer(StrictSerializer):
-    """The strict serializer that also reads LangChain.js's `json` values (`loads_js`).
-    Writes are LangGraph's own: a checkpoint of LangGraph.js is written by
-    `js.saver` with `dumps_js`."""
-
-    @classmethod
-    def sharing(cls, strict: StrictSerializer | None) -> JsJsonSerializer:
-        """One reading the way `strict` does, noting its refusals in the same set, so a
-        command names every type it refused whichever thread held it."""
-        if strict is None:
-            return cls()
-        shared = cls.__new__(cls)
-        shared.__dict__ = strict.__dict__
-        return shared
+class JsJsonPlusSerializer(JsonPlusSerializer):
+    """LangGraph's default serializer that also reads LangChain.js's `json` values
+    (`loads_js`): what a saver opened without a serializer reads with, as the
+    application's own saver would (the Agent Server drop-in). Writes are LangGraph's
+    own: a checkpoint of LangGraph.js is written by `js.saver` with `dumps_js`."""
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         type_, blob = data
         if type_ != "json" or not _js_written(bytes(blob)):
             return super().loads_typed(data)
         value, refused = loads_js(bytes(blob))
-        self._note(refused)
+        self.note_refused(refused)
         return value
+
+    def note_refused(self, names: set[str]) -> None:
+        """Constructors other than messages stay plain data; nothing records them here."""
+
+
+class JsJsonSerializer(JsJsonPlusSerializer, StrictSerializer):
+    """The strict serializer that also reads LangChain.js's `json` values, noting the
+    constructors it refused as it notes untrusted msgpack types."""
+
+    @classmethod
+    def sharing(cls, strict: StrictSerializer) -> JsJsonSerializer:
+        """One reading the way `strict` does, noting its refusals in the same set, so a
+        command names every type it refused whichever thread held it."""
+        shared = cls.__new__(cls)
+        shared.__dict__ = strict.__dict__
+        return shared
+
+    def note_refused(self, names: set[str]) -> None:
+        self._note(names)
 
 
 def js_serde(serde: SerializerProtocol | None) -> SerializerProtocol:
-    """The serializer a LangGraph.js-aware saver reads with: the strict one (the
-    command's, sharing its refusals) taught LangChain.js's values; a saver's own
-    serializer given by a caller is kept as it is."""
-    if serde is None or isinstance(serde, StrictSerializer):
+    """The serializer a LangGraph.js-aware saver reads with: the given strict one (the
+    command's, sharing its refusals) or LangGraph's default, taught LangChain.js's
+    values; a saver's own serializer given by a caller is kept as it is."""
+    if serde is None:
+        return JsJsonPlusSerializer()
+    if isinstance(serde, StrictSerializer):
         return JsJsonSerializer.sharing(serde)
     return serde
