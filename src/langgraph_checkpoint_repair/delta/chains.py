@@ -87,7 +87,8 @@ def _kind(saver: BaseCheckpointSaver[Any]) -> str:
     walk = getattr(type(saver), "get_delta_channel_history", None)
     if walk is getattr(BaseCheckpointSaver, "get_delta_channel_history", None):
         return "default"
-    module = type(saver).__module__
+    owner = next(c for c in type(saver).__mro__ if "get_delta_channel_history" in vars(c))
+    module = owner.__module__  # a subclass that keeps its base's walk runs that walk
     if module == "langgraph.checkpoint.memory":
         return "memory"
     for name in ("postgres", "sqlite"):

@@ -14,12 +14,14 @@ KINDS = {
     "langgraph.checkpoint.postgres.aio": "postgres",
     "langgraph.checkpoint.sqlite": "sqlite",
     "langgraph.checkpoint.sqlite.aio": "sqlite",
+    "langgraph_checkpoint_repair.js.saver": "js-postgres",
 }
 STORAGE_METHODS = ("get_tuple", "aget_tuple", "list", "alist", "put", "aput")
 
 
 def _kind(saver: BaseCheckpointSaver[Any]) -> str:
-    """Which fast path understands this saver's tables: "postgres", "sqlite" or "generic".
+    """Which fast path understands this saver's tables: "postgres" (or "js-postgres",
+    LangGraph's saver taught LangGraph.js's threads), "sqlite" or "generic".
 
     A subclass of LangGraph's PostgreSQL or SQLite saver takes the fast path (with its
     lock) as long as it stores and loads as its base class does; one that overrides
@@ -37,6 +39,10 @@ def _kind(saver: BaseCheckpointSaver[Any]) -> str:
 def store_for(saver: BaseCheckpointSaver[Any]) -> ThreadStore:
     """The fastest sync store that understands `saver`."""
     kind = _kind(saver)
+    if kind == "js-postgres":
+        from .js_store import JsPostgresStore
+
+        return JsPostgresStore(saver)
     if kind == "postgres":
         from .postgres import PostgresStore
 
@@ -51,6 +57,10 @@ def store_for(saver: BaseCheckpointSaver[Any]) -> ThreadStore:
 def astore_for(saver: BaseCheckpointSaver[Any]) -> AsyncThreadStore:
     """The fastest async store that understands `saver`."""
     kind = _kind(saver)
+    if kind == "js-postgres":
+        from .js_store import AsyncJsPostgresStore
+
+        return AsyncJsPostgresStore(saver)
     if kind == "postgres":
         from .postgres import AsyncPostgresStore
 

@@ -140,7 +140,7 @@ def written_since(tup: CheckpointTuple, moment: datetime) -> bool:
 
 def _written_since(checkpoint: Checkpoint, moment: datetime) -> bool:
     try:
-        written = datetime.fromisoformat(checkpoint["ts"])
+        written = datetime.fromisoformat(checkpoint["ts"].replace("Z", "+00:00"))  # JS's
     except (KeyError, TypeError, ValueError):
         return False
     if written.tzinfo is None:

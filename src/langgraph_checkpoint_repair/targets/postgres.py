@@ -85,6 +85,8 @@ def postgres_saver(
         from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg_pool import ConnectionPool
 
+        from ..js.opening import js_aware
+
     check_postgres(uri, setup)
 
     def configure(conn: Any) -> None:
@@ -92,7 +94,7 @@ def postgres_saver(
             conn.execute(statement)
 
     with ConnectionPool(uri, configure=configure, **_pool_options(pool_size)) as pool:
-        saver = PostgresSaver(pool, serde=serde)
+        saver: PostgresSaver = js_aware(pool, serde)
         if setup:
             saver.setup()
         yield saver
@@ -110,6 +112,8 @@ async def apostgres_saver(
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         from psycopg_pool import AsyncConnectionPool
 
+        from ..js.opening import ajs_aware
+
     check_postgres(uri, setup)
 
     async def configure(conn: Any) -> None:
@@ -118,7 +122,7 @@ async def apostgres_saver(
 
     pool = AsyncConnectionPool(uri, configure=configure, **_pool_options(pool_size))
     async with pool:
-        saver = AsyncPostgresSaver(pool, serde=serde)
+        saver: AsyncPostgresSaver = await ajs_aware(pool, serde)
         if setup:
             await saver.setup()
         yield saver

@@ -1,0 +1,42 @@
+"""The PostgreSQL fast path over a store LangGraph.js writes to (alone, or beside LangGraph).
+
+Heads, shards, claims, the audit and the races are the PostgreSQL store's own; a repair
+or undo is put through the LangGraph.js-aware saver bound to the claiming transaction,
+which writes it in the format of the thread it lands on (`js.saver`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from psycopg import AsyncConnection, Connection
+
+from .plan import NewCheckpoint
+from .postgres import AsyncPostgresStore, PostgresStore
+
+
+class JsPostgresStore(PostgresStore):
+    """`PostgresStore` over a `js.JsPostgresSaver`."""
+
+    def _putting(self, new: NewCheckpoint) -> Callable[[Connection[Any]], None]:
+        saver: Any = self.saver
+
+        def put(conn: Connection[Any]) -> None:
+            bound = saver.bound_to(conn)
+            bound.put(new.config, new.checkpoint, new.metadata, new.new_versions)
+
+        return put
+
+
+class AsyncJsPostgresStore(AsyncPostgresStore):
+    """`AsyncPostgresStore` over a `js.AsyncJsPostgresSaver`."""
+
+    def _putting(self, new: NewCheckpoint) -> Callable[[AsyncConnection[Any]], Awaitable[None]]:
+        saver: Any = self.saver
+
+        async def put(conn: AsyncConnection[Any]) -> None:
+            bound = saver.bound_to(conn)
+            await bound.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
+
+        return put

@@ -1,0 +1,122 @@
+// A LangGraph.js agent on PostgreSQL, as an application would run it: a ReAct agent with one
+// tool, interrupted before its tools, on @langchain/langgraph-checkpoint-postgres. The chat
+// model is LangChain's fake one, scripted, and checks the pairing rule as a provider does.
+//
+//   node app.mjs turn THREAD TEXT   one user turn; prints the outcome as one JSON line
+//   node app.mjs resume THREAD      resume an interrupted turn (runs the pending tools)
+//   node app.mjs state THREAD       the thread's messages and next nodes
+//
+// Environment: JS_APP_POSTGRES_URI (a postgresql:// URI), JS_APP_SCHEMA (the tables' schema).
+import { AIMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { FakeChatModel } from "@langchain/core/utils/testing";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
+import { z } from "zod";
+
+/** The provider's rule: every tool call is answered by the tool messages right after it. */
+function checkPairing(messages) {
+  for (let i = 0; i < messages.length; i += 1) {
+    const message = messages[i];
+    const type = message._getType();
+    if (type === "tool" && !answersPrevious(messages, i)) {
+      throw new Error(`400 tool message ${message.tool_call_id} answers no tool call`);
+    }
+    if (type !== "ai" || !message.tool_calls?.length) continue;
+    const answered = new Set();
+    for (let j = i + 1; j < messages.length && messages[j]._getType() === "tool"; j += 1) {
+      answered.add(messages[j].tool_call_id);
+    }
+    const missing = message.tool_calls.map((call) => call.id).filter((id) => !answered.has(id));
+    if (missing.length > 0) {
+      throw new Error(
+        "400 An assistant message with 'tool_calls' must be followed by tool messages " +
+          `responding to each 'tool_call_id'. Missing: ${missing.join(", ")}`,
+      );
+    }
+  }
+}
+
+function answersPrevious(messages, index) {
+  let j = index - 1;
+  while (j >= 0 && messages[j]._getType() === "tool") j -= 1;
+  const call = j >= 0 ? messages[j] : undefined;
+  const id = messages[index].tool_call_id;
+  return call?._getType() === "ai" && (call.tool_calls ?? []).some((c) => c.id === id);
+}
+
+/** LangChain's fake chat model, scripted: "weather in X" calls the tool, a result is summed up. */
+class ScriptedChatModel extends FakeChatModel {
+  bindTools() {
+    return this;
+  }
+
+  async _generate(messages) {
+    checkPairing(messages);
+    const last = messages[messages.length - 1];
+    const text = typeof last.content === "string" ? last.content : JSON.stringify(last.content);
+    const turn = messages.filter((m) => m._getType() === "ai").length;
+    let reply;
+    if (last._getType() === "tool") {
+      reply = new AIMessage({ content: `The tool says: ${text}`, id: `ai-${turn}` });
+    } else if (text.startsWith("weather in ")) {
+      const city = text.slice("weather in ".length);
+      reply = new AIMessage({
+        content: "",
+        id: `ai-${turn}`,
+        tool_calls: [{ id: `call_${turn}`, name: "get_weather", args: { city }, type: "tool_call" }],
+      });
+    } else {
+      reply = new AIMessage({ content: `You said: ${text}`, id: `ai-${turn}` });
+    }
+    return { generations: [{ message: reply, text: String(reply.content) }] };
+  }
+}
+
+const getWeather = tool(async ({ city }) => `sunny in ${city}`, {
+  name: "get_weather",
+  description: "The weather in a city.",
+  schema: z.object({ city: z.string() }),
+});
+
+function describe(messages) {
+  return messages.map((m) => ({
+    type: m._getType(),
+    content: m.content,
+    tool_calls: m.tool_calls,
+    tool_call_id: m.tool_call_id,
+  }));
+}
+
+async function main() {
+  const [command, threadId, text] = process.argv.slice(2);
+  const checkpointer = PostgresSaver.fromConnString(process.env.JS_APP_POSTGRES_URI, {
+    schema: process.env.JS_APP_SCHEMA ?? "public",
+  });
+  await checkpointer.setup();
+  const agent = createReactAgent({
+    llm: new ScriptedChatModel({}),
+    tools: [getWeather],
+    checkpointer,
+    interruptBefore: ["tools"],
+  });
+  const config = { configurable: { thread_id: threadId } };
+  try {
+    if (command === "turn") {
+      await agent.invoke({ messages: [{ role: "user", content: text }] }, config);
+    } else if (command === "resume") {
+      await agent.invoke(null, config);
+    } else if (command !== "state") {
+      throw new Error(`unknown command ${command}`);
+    }
+    const state = await agent.getState(config);
+    console.log(JSON.stringify({ ok: true, next: state.next, messages: describe(state.values.messages ?? []) }));
+  } catch (error) {
+    console.log(JSON.stringify({ ok: false, error: String(error?.message ?? error) }));
+    process.exitCode = 1;
+  } finally {
+    await checkpointer.end();
+  }
+}
+
+await main();
