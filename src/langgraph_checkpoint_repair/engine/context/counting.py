@@ -26,6 +26,8 @@ from ..policy import TokenCounter
 ROLE_CHARS = {HumanMessage: 4, AIMessage: 9, SystemMessage: 6, ToolMessage: 4}
 """The role names the approximation adds ("user", "assistant", "system", "tool"),
 for the classes read here by exact class (a subclass may count differently)."""
+OPENAI_ROLE = "__openai_role__"
+"""A system message's role of its own ("developer", say), counted in its place."""
 IMAGE_TOKENS = 85
 """What the approximation counts for an image block, whatever its size."""
 
@@ -54,7 +56,7 @@ def approximate_counts(messages: Sequence[BaseMessage]) -> list[int]:
         cls = type(message)
         role = ROLE_CHARS.get(cls)
         content = message.content
-        if role is None:
+        if role is None or (cls is SystemMessage and OPENAI_ROLE in message.additional_kwargs):
             append(count_tokens_approximately((message,)))
             continue
         if type(content) is str:

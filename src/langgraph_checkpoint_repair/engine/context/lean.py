@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from .counting import IMAGE_TOKENS, ROLE_CHARS, blocks_size
+from .counting import IMAGE_TOKENS, OPENAI_ROLE, ROLE_CHARS, blocks_size
 
 _CALL_CHARS = len("{'name': , 'args': , 'id': , 'type': 'tool_call'}, ")
 """A call's repr without its name, arguments and id, and its separator in the list."""
@@ -113,7 +113,10 @@ def _paired_sizes(
                     return None
                 more_ids = iter(ids)
                 expected = next(more_ids)
-        elif cls is not human_class and cls is not system_class:
+        elif cls is system_class:
+            if OPENAI_ROLE in fields["additional_kwargs"]:  # a role of its own, any length
+                return None
+        elif cls is not human_class:
             return None
     if expected is not None and not in_flight:
         return None
