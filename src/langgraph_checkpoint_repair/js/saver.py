@@ -29,35 +29,29 @@ class _JsAware:
 
     js_only: bool
 
-    def _adapt(self, js_only: bool) -> None:
-        """Queries without `task_path` when the tables are LangGraph.js's alone."""
+    def __init__(
+        self, conn: Any, serde: SerializerProtocol | None = None, *, js_only: bool = False
+    ) -> None:
+        super().__init__(conn, serde=serde)  # type: ignore[call-arg]
         self.js_only = js_only
-        if js_only:
+        if js_only:  # queries without `task_path`: the tables are LangGraph.js's alone
             base: Any = self
             base.SELECT_SQL = rows.without_task_path(base.SELECT_SQL)
             base.SELECT_PENDING_SENDS_SQL = rows.without_task_path(base.SELECT_PENDING_SENDS_SQL)
 
-    def _js_version(self, current: Any) -> bool:
-        return rows.is_js_version(current) or (current is None and self.js_only)
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        """The next integer after a LangGraph.js version; LangGraph's own otherwise."""
+        if rows.is_js_version(current) or (current is None and self.js_only):
+            return rows.next_version(current)
+        return super().get_next_version(current, channel)  # type: ignore[misc]
 
 
 class JsPostgresSaver(_JsAware, PostgresSaver):
     """`PostgresSaver` that also reads and writes LangGraph.js's checkpoints."""
 
-    def __init__(
-        self, conn: Any, serde: SerializerProtocol | None = None, *, js_only: bool = False
-    ) -> None:
-        super().__init__(conn, serde=serde)
-        self._adapt(js_only)
-
     def bound_to(self, conn: Any) -> JsPostgresSaver:
         """This saver on one connection (a transaction the caller holds)."""
         return JsPostgresSaver(conn, serde=self.serde, js_only=self.js_only)
-
-    def get_next_version(self, current: Any, channel: None) -> Any:
-        if self._js_version(current):
-            return rows.next_version(current)
-        return super().get_next_version(current, channel)
 
     def put(
         self,
@@ -86,19 +80,8 @@ class JsPostgresSaver(_JsAware, PostgresSaver):
 class AsyncJsPostgresSaver(_JsAware, AsyncPostgresSaver):
     """The async twin of `JsPostgresSaver`."""
 
-    def __init__(
-        self, conn: Any, serde: SerializerProtocol | None = None, *, js_only: bool = False
-    ) -> None:
-        super().__init__(conn, serde=serde)
-        self._adapt(js_only)
-
     def bound_to(self, conn: Any) -> AsyncJsPostgresSaver:
         return AsyncJsPostgresSaver(conn, serde=self.serde, js_only=self.js_only)
-
-    def get_next_version(self, current: Any, channel: None) -> Any:
-        if self._js_version(current):
-            return rows.next_version(current)
-        return super().get_next_version(current, channel)
 
     async def aput(
         self,
