@@ -31,8 +31,6 @@ from typing import Any
 
 CHARS_PER_TOKEN = 4
 TOKENS_PER_MESSAGE = 3
-TOKENS_PER_IMAGE = 85
-IMAGE_TYPES = ("image", "image_url")
 CALL_TYPE_CHARS = len(", 'type': 'tool_call'")
 """What the built AI message may add to a stored call's repr."""
 
@@ -81,15 +79,9 @@ def _message_bound(name: str, fields: Any) -> int:
     if role is None or type(fields) is not dict:
         raise _Unbounded
     content = fields.get("content")
-    images = 0
-    if type(content) is str:
-        chars = len(content) + (_calls_chars(fields) if name in _AI else 0)
-    elif type(content) is list:
-        chars, images = _blocks(content)
-        if name in _AI:  # a list content counts no calls, but they must be as stored
-            _calls_chars(fields)
-    else:
-        raise _Unbounded
+    if type(content) is not str:  # blocks: LangChain before 1.1 counts the list's repr
+        raise _Unbounded  # and later ones block by block: the full load counts as installed
+    chars = len(content) + (_calls_chars(fields) if name in _AI else 0)
     chars += role if role >= 0 else _role_chars(name, fields)
     called = fields.get("name")
     if type(called) is str:
@@ -101,7 +93,7 @@ def _message_bound(name: str, fields: Any) -> int:
         if type(call_id) is not str:
             raise _Unbounded
         chars += len(call_id)
-    return -(-chars // CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE + TOKENS_PER_IMAGE * images
+    return -(-chars // CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE
 
 
 def _role_chars(name: str, fields: dict[str, Any]) -> int:
@@ -132,26 +124,3 @@ def _calls_chars(fields: dict[str, Any]) -> int:
     if fields.get("tool_call_chunks") or type(calls) is not list:  # a chunk rebuilds them
         raise _Unbounded
     return len(repr(calls)) + CALL_TYPE_CHARS * len(calls)
-
-
-def _blocks(content: list[Any]) -> tuple[int, int]:
-    """The characters and the images of a list content, as LangChain counts its blocks."""
-    chars = images = 0
-    for block in content:
-        if type(block) is str:
-            chars += len(block)
-            continue
-        if type(block) is not dict:
-            raise _Unbounded
-        kind = block.get("type", "")
-        if type(kind) is not str:
-            raise _Unbounded
-        if kind in IMAGE_TYPES:
-            images += 1
-        elif kind != "text":
-            chars += len(repr(block))
-        elif type(text := block.get("text", "")) is str:
-            chars += len(text)
-        else:
-            raise _Unbounded
-    return chars, images

@@ -10,6 +10,7 @@ without counting at all (`lean.fits_paired`).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 from langchain_core.messages import (
@@ -28,6 +29,9 @@ ROLE_CHARS = {HumanMessage: 4, AIMessage: 9, SystemMessage: 6, ToolMessage: 4}
 for the classes read here by exact class (a subclass may count differently)."""
 OPENAI_ROLE = "__openai_role__"
 """A system message's role of its own ("developer", say), counted in its place."""
+COUNTS_BLOCKS = "tokens_per_image" in inspect.signature(count_tokens_approximately).parameters
+"""Whether the installed LangChain counts a list content block by block (an image as a
+fixed count); before that, it counts the list's repr, which is left to it here."""
 IMAGE_TOKENS = 85
 """What the approximation counts for an image block, whatever its size."""
 
@@ -82,7 +86,7 @@ def approximate_counts(messages: Sequence[BaseMessage]) -> list[int]:
 def blocks_size(content: object) -> tuple[int, int] | None:
     """The characters and images of a list content as the approximation reads them,
     or None for anything it might read otherwise (a text that is not a string)."""
-    if type(content) is not list:
+    if type(content) is not list or not COUNTS_BLOCKS:
         return None
     chars = images = 0
     for block in content:
