@@ -2,11 +2,11 @@
 look decoded (`plain.decode_plain`: each message a (class name, fields) tuple), so a
 scan with a token budget loads only the heads that may be over it.
 
-The approximation gives each message ceil(chars / 4) + 3 tokens, and 85 more for each
-image block, where chars adds up: a string content, or each block of a list content
-(a string, a text block's text, nothing for an image, the repr of any other block);
-for an AI message with a string content, the repr of its tool calls; a tool message's
-call id; the role's name; the message's name. The stored fields are the ones the
+The approximation gives each message ceil(chars / 4) + 3 tokens, where chars adds up
+a string content; for an AI message, the repr of its tool calls; a tool message's call
+id; the role's name; the message's name. A list content (blocks) is left to the full
+load: LangChain counts it as the list's repr before langchain-core 1.1, block by block
+since. The stored fields are the ones the
 saver's messages are built from, so each is read here as LangChain reads it, with
 one allowance: a stored tool call may lack `'type': 'tool_call'`, which the AI message
 adds (`CALL_TYPE_CHARS` a call). So the bound is LangChain's count, plus a few tokens

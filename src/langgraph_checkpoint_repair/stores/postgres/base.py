@@ -28,7 +28,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
@@ -36,6 +35,7 @@ from ...compatibility import features
 from ...delta import rebuild_messages, snapshot_value
 from ...delta.chains import MAX_CHAIN
 from ...engine import repair_messages
+from ...engine.context import count_tokens
 from ..base import Head, RepairEntry, Selection
 from ..faults import store_lost
 from ..plain import (
@@ -351,7 +351,7 @@ def loaded_is_clean(value: list[Any], budget: int | None) -> bool:
     LangChain's approximation counts it (what the engine counts with no other counter)."""
     if repair_messages(value).changed:
         return False
-    return budget is None or count_tokens_approximately(value) <= budget
+    return budget is None or count_tokens(value, None) <= budget
 
 
 def claim_key(thread_id: str, checkpoint_ns: str) -> tuple[int, int]:
