@@ -18,7 +18,7 @@ from langgraph_checkpoint_repair.batch import (
     aundo_run,
     repair_threads,
 )
-from langgraph_checkpoint_repair.js import JsPostgresSaver
+from langgraph_checkpoint_repair.js.saver import JsPostgresSaver
 from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
 from tests.support.cli_runs import last_json, run_cli
 from tests.support.js_app import JsApp, assert_js_format_only, stored_rows

@@ -1,16 +1,19 @@
-// A LangGraph.js agent on PostgreSQL, as an application would run it: a ReAct agent with one
-// tool, interrupted before its tools, on @langchain/langgraph-checkpoint-postgres. The chat
+// A LangGraph.js agent, as an application would run it: a ReAct agent with one tool,
+// interrupted before its tools, on @langchain/langgraph-checkpoint-postgres or
+// @langchain/langgraph-checkpoint-sqlite (better-sqlite3). The chat
 // model is LangChain's fake one, scripted, and checks the pairing rule as a provider does.
 //
 //   node app.mjs turn THREAD TEXT   one user turn; prints the outcome as one JSON line
 //   node app.mjs resume THREAD      resume an interrupted turn (runs the pending tools)
 //   node app.mjs state THREAD       the thread's messages and next nodes
 //
-// Environment: JS_APP_POSTGRES_URI (a postgresql:// URI), JS_APP_SCHEMA (the tables' schema).
+// Environment: JS_APP_SQLITE_PATH (a SQLite file: its saver is used), else
+// JS_APP_POSTGRES_URI (a postgresql:// URI) and JS_APP_SCHEMA (the tables' schema).
 import { AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { FakeChatModel } from "@langchain/core/utils/testing";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
 
@@ -88,11 +91,19 @@ function describe(messages) {
   }));
 }
 
-async function main() {
-  const [command, threadId, text] = process.argv.slice(2);
-  const checkpointer = PostgresSaver.fromConnString(process.env.JS_APP_POSTGRES_URI, {
+/** The saver the environment names: a SQLite file, or a PostgreSQL schema. */
+function openCheckpointer() {
+  if (process.env.JS_APP_SQLITE_PATH) {
+    return SqliteSaver.fromConnString(process.env.JS_APP_SQLITE_PATH);
+  }
+  return PostgresSaver.fromConnString(process.env.JS_APP_POSTGRES_URI, {
     schema: process.env.JS_APP_SCHEMA ?? "public",
   });
+}
+
+async function main() {
+  const [command, threadId, text] = process.argv.slice(2);
+  const checkpointer = openCheckpointer();
   await checkpointer.setup();
   const agent = createReactAgent({
     llm: new ScriptedChatModel({}),
@@ -115,7 +126,8 @@ async function main() {
     console.log(JSON.stringify({ ok: false, error: String(error?.message ?? error) }));
     process.exitCode = 1;
   } finally {
-    await checkpointer.end();
+    if (checkpointer instanceof SqliteSaver) checkpointer.db.close();
+    else await checkpointer.end();
   }
 }
 

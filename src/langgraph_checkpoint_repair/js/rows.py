@@ -1,10 +1,12 @@
 """The rows of a LangGraph.js checkpoint, as `@langchain/langgraph-checkpoint-postgres`
-writes them. Pure: the savers in `saver` run the SQL.
+and `@langchain/langgraph-checkpoint-sqlite` write them. Pure: the savers in `saver`
+and `sqlite_saver` run the SQL.
 
 A LangGraph.js checkpoint is told from a Python one by its channel versions: LangGraph.js
-counts them as integers (`"messages": 7`), LangGraph's PostgreSQL saver writes strings.
-Its row holds no channel values (each one is a blob, a null too), its `ts` is
-JavaScript's `toISOString()`, and its blobs are `json` (`values.dumps_js`).
+counts them as integers (`"messages": 7`), LangGraph's savers write strings. Its `ts` is
+JavaScript's `toISOString()` and its values are `json` (`values.dumps_js`). On PostgreSQL
+the row holds no channel values (each one is a blob, a null too); on SQLite the whole
+checkpoint, values included, is one `json` value, and so is its metadata.
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
-
-from psycopg.types.json import Jsonb
 
 from .values import dumps_js
 
@@ -71,6 +71,33 @@ def checkpoint_json(checkpoint: Mapping[str, Any]) -> dict[str, Any]:
     return shaped
 
 
+def sqlite_checkpoint_row(
+    config: Mapping[str, Any], checkpoint: Mapping[str, Any], metadata: Mapping[str, Any]
+) -> tuple[Any, ...]:
+    """The parameters of `SQLITE_INSERT_SQL` for a LangGraph.js checkpoint: what
+    `SqliteSaver.put` of LangGraph.js writes, values inline, `json` both."""
+    configurable = config["configurable"]
+    shaped = {**checkpoint_json(checkpoint), "channel_values": checkpoint["channel_values"]}
+    return (
+        str(configurable["thread_id"]),
+        configurable.get("checkpoint_ns", ""),
+        checkpoint["id"],
+        configurable.get("checkpoint_id"),
+        "json",
+        dumps_js(shaped),
+        dumps_js(dict(metadata)),
+    )
+
+
+SQLITE_INSERT_SQL = (
+    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+    "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+SQLITE_ROW_TYPE_SQL = (
+    "SELECT type FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
+)
+
+
 def blob_rows(
     thread_id: str,
     checkpoint_ns: str,
@@ -91,15 +118,16 @@ def _typed(values: Mapping[str, Any], channel: str) -> tuple[str, bytes | None]:
 def checkpoint_row(
     config: Mapping[str, Any], checkpoint: Mapping[str, Any], metadata: Mapping[str, Any]
 ) -> tuple[Any, ...]:
-    """The parameters of LangGraph's checkpoint upsert for a LangGraph.js checkpoint."""
+    """The parameters of LangGraph's checkpoint upsert for a LangGraph.js checkpoint, its
+    two JSON documents still to wrap for psycopg (this module needs no driver)."""
     configurable = config["configurable"]
     return (
         configurable["thread_id"],
         configurable.get("checkpoint_ns", ""),
         checkpoint["id"],
         configurable.get("checkpoint_id"),
-        Jsonb(checkpoint_json(checkpoint)),
-        Jsonb(dict(metadata)),
+        checkpoint_json(checkpoint),
+        dict(metadata),
     )
 
 

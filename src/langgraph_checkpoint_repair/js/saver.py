@@ -18,6 +18,7 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg.types.json import Jsonb
 
 from . import rows
 
@@ -120,4 +121,5 @@ def _js_rows(
         checkpoint["channel_values"],
         new_versions,
     )
-    return blobs, rows.checkpoint_row(config, checkpoint, metadata)
+    *key, checkpoint_doc, metadata_doc = rows.checkpoint_row(config, checkpoint, metadata)
+    return blobs, (*key, Jsonb(checkpoint_doc), Jsonb(metadata_doc))

@@ -15,6 +15,7 @@ KINDS = {
     "langgraph.checkpoint.sqlite": "sqlite",
     "langgraph.checkpoint.sqlite.aio": "sqlite",
     "langgraph_checkpoint_repair.js.saver": "js-postgres",
+    "langgraph_checkpoint_repair.js.sqlite_saver": "sqlite",
 }
 STORAGE_METHODS = ("get_tuple", "aget_tuple", "list", "alist", "put", "aput")
 

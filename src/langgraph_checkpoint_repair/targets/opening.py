@@ -1,7 +1,7 @@
 """TARGET strings -> open checkpoint savers, sync and async.
 
     postgresql://user@host/db   PostgresSaver / AsyncPostgresSaver (a pool)
-    sqlite:///path/to/file      SqliteSaver / AsyncSqliteSaver
+    sqlite:///path/to/file      SqliteSaver / AsyncSqliteSaver, taught LangGraph.js's threads
     package.module:attr         a saver, or a callable (plain or `async def`)
                                 returning a saver or a (async) context
                                 manager yielding one
@@ -28,6 +28,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ..js.values import js_serde
 from .errors import TargetError, needs_extra
 from .factories import afactory_saver, factory_saver
 from .parse import parse_target
@@ -67,13 +68,13 @@ def open_saver(
             yield saver
     elif target.kind == "sqlite":
         with needs_extra("sqlite"):
-            from langgraph.checkpoint.sqlite import SqliteSaver
+            from ..js.sqlite_saver import JsSqliteSaver
 
         tables = _check_sqlite(target.location, setup)
         uri = file_uri(target.location, _sqlite_mode(read_only, setup))
         conn = _sqlite_connect(target.location, uri)
         try:
-            saver = SqliteSaver(conn, serde=serde)
+            saver = JsSqliteSaver(conn, serde=js_serde(serde))
             if setup or tables is None:
                 saver.setup()  # LangGraph's own, as the application's saver runs it
             else:
@@ -104,13 +105,14 @@ async def aopen_saver(
     elif target.kind == "sqlite":
         with needs_extra("sqlite"):
             import aiosqlite
-            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+            from ..js.sqlite_saver import AsyncJsSqliteSaver
 
         tables = _check_sqlite(target.location, setup)
         uri = file_uri(target.location, _sqlite_mode(read_only, setup))
         _sqlite_connect(target.location, uri).close()  # a one-line error before aiosqlite's
         async with aiosqlite.connect(uri, uri=True) as conn:
-            asaver = AsyncSqliteSaver(conn, serde=serde)
+            asaver = AsyncJsSqliteSaver(conn, serde=js_serde(serde))
             if setup or tables is None:
                 await asaver.setup()
             else:

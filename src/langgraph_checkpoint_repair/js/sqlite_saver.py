@@ -1,0 +1,98 @@
+"""LangGraph's SQLite savers, taught LangGraph.js's checkpoints: thin shells over `rows`.
+
+`@langchain/langgraph-checkpoint-sqlite` uses the same two tables as LangGraph's SQLite
+saver (without `task_path`), so one file may hold threads of both. A thread is told by
+its own checkpoint: integer channel versions are LangGraph.js's. Reading needs only the
+serializer that knows LangChain.js's values (`values.js_serde`); a checkpoint on top of
+a LangGraph.js one is written as LangGraph.js writes it (`rows.sqlite_checkpoint_row`),
+one on top of a Python one exactly as LangGraph writes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from . import rows
+
+NO_JS_WRITES = "pending writes are not written to a LangGraph.js thread by this saver"
+
+
+def _row_key(config: RunnableConfig) -> tuple[str, str, str]:
+    configurable = config["configurable"]
+    return (
+        str(configurable["thread_id"]),
+        str(configurable.get("checkpoint_ns", "")),
+        str(configurable["checkpoint_id"]),
+    )
+
+
+class JsSqliteSaver(SqliteSaver):
+    """`SqliteSaver` that also reads and writes LangGraph.js's checkpoints."""
+
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        """The next integer after a LangGraph.js version; LangGraph's own otherwise."""
+        if rows.is_js_version(current):
+            return rows.next_version(current)
+        return super().get_next_version(current, channel)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        if not rows.is_js_checkpoint(checkpoint):
+            return super().put(config, checkpoint, metadata, new_versions)
+        row = rows.sqlite_checkpoint_row(config, checkpoint, metadata)
+        with self.cursor() as cur:
+            cur.execute(rows.SQLITE_INSERT_SQL, row)
+        return rows.next_config(config, checkpoint)  # type: ignore[return-value]
+
+    def put_writes(
+        self, config: RunnableConfig, writes: Any, task_id: str, task_path: str = ""
+    ) -> None:
+        with self.cursor(transaction=False) as cur:
+            found = cur.execute(rows.SQLITE_ROW_TYPE_SQL, _row_key(config)).fetchone()
+        if found is not None and found[0] == "json":
+            raise NotImplementedError(NO_JS_WRITES)
+        super().put_writes(config, writes, task_id, task_path)
+
+
+class AsyncJsSqliteSaver(AsyncSqliteSaver):
+    """The async twin of `JsSqliteSaver`."""
+
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        """The next integer after a LangGraph.js version; LangGraph's own otherwise."""
+        if rows.is_js_version(current):
+            return rows.next_version(current)
+        return super().get_next_version(current, channel)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        if not rows.is_js_checkpoint(checkpoint):
+            return await super().aput(config, checkpoint, metadata, new_versions)
+        await self.setup()
+        row = rows.sqlite_checkpoint_row(config, checkpoint, metadata)
+        async with self.lock, self.conn.execute(rows.SQLITE_INSERT_SQL, row):
+            await self.conn.commit()
+        return rows.next_config(config, checkpoint)  # type: ignore[return-value]
+
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Any, task_id: str, task_path: str = ""
+    ) -> None:
+        async with self.lock, self.conn.execute(rows.SQLITE_ROW_TYPE_SQL, _row_key(config)) as cur:
+            found = await cur.fetchone()
+        if found is not None and found[0] == "json":
+            raise NotImplementedError(NO_JS_WRITES)
+        await super().aput_writes(config, writes, task_id, task_path)
