@@ -26,8 +26,9 @@ def test_a_thread_resumed_runs_its_tools_and_answers(js_app: JsApp) -> None:
 
 
 def test_the_hand_written_store_of_the_docs_is_one_the_application_reads(
-    js_app: JsApp, pg_uri: str
+    pg_js_app: JsApp, pg_uri: str
 ) -> None:
+    js_app = pg_js_app
     langgraph_js_store(pg_uri, ["doc-1"])
     state = js_app.state("doc-1")
     assert [m["type"] for m in state["messages"]] == ["human", "ai", "human"]

@@ -7,22 +7,20 @@ import json
 from typing import Any
 
 from tests.support.cli_runs import last_json, run_cli
-from tests.support.js_app import JsApp, assert_js_format_only, stored_rows
+from tests.support.js_app import JsApp, StoredRows, assert_js_format_only, stored_rows
 
 JS_CHECKPOINT_KEYS = {"v", "id", "ts", "versions_seen", "channel_versions"}
 
 
-def repair(pg_uri: str, *more: str) -> dict[str, Any]:
-    done = run_cli("repair", pg_uri, "--min-idle", "0", "--json", *more)
+def repair(target: str, *more: str) -> dict[str, Any]:
+    done = run_cli("repair", target, "--min-idle", "0", "--json", *more)
     assert done.returncode == 0, done.stderr
     return last_json(done.stdout)
 
 
-def test_the_application_resumes_after_repair_and_runs_its_tools_again(
-    js_app: JsApp, pg_uri: str
-) -> None:
+def test_the_application_resumes_after_repair_and_runs_its_tools_again(js_app: JsApp) -> None:
     js_app.brick("t1")
-    report = repair(pg_uri)
+    report = repair(js_app.target)
     assert report["threads_repaired"] == 1
     assert report["actions"] == {"placeholder": 1}
     answered = js_app.turn("t1", "hello again")
@@ -35,19 +33,17 @@ def test_the_application_resumes_after_repair_and_runs_its_tools_again(
     resumed = js_app.resume("t1")
     assert resumed["messages"][-2]["content"] == "sunny in Rome"
     assert resumed["messages"][-1]["content"] == "The tool says: sunny in Rome"
-    assert_js_format_only(stored_rows(pg_uri))
+    assert_js_format_only(stored_rows(js_app.target))
 
 
-def test_the_repair_is_written_as_langgraph_js_writes_a_checkpoint(
-    js_app: JsApp, pg_uri: str
-) -> None:
+def test_the_repair_is_written_as_langgraph_js_writes_a_checkpoint(js_app: JsApp) -> None:
     js_app.brick("t1")
-    before = stored_rows(pg_uri)
+    before = stored_rows(js_app.target)
     head_id, head, head_meta = before.head("t1")
-    run_id = repair(pg_uri)["run_id"]
-    after = stored_rows(pg_uri)
+    run_id = repair(js_app.target)["run_id"]
+    after = stored_rows(js_app.target)
     [(repair_id, checkpoint, metadata)] = after.repairs("t1")
-    assert set(checkpoint) == JS_CHECKPOINT_KEYS
+    assert set(checkpoint) == set(head) == JS_CHECKPOINT_KEYS | values_inline(js_app)
     assert checkpoint["v"] == head["v"] and checkpoint["id"] == repair_id > head_id
     assert checkpoint["ts"].endswith("Z") and len(checkpoint["ts"]) == len(head["ts"])
     assert checkpoint["versions_seen"] == head["versions_seen"]
@@ -58,9 +54,7 @@ def test_the_repair_is_written_as_langgraph_js_writes_a_checkpoint(
     }
     assert metadata["source"] == "update" and metadata["step"] == head_meta["step"] + 1
     assert metadata["parents"] == {} and metadata["langgraph_repair_run"] == run_id
-    type_, blob = after.blob("t1", "messages", versions["messages"])
-    assert type_ == "json" and blob is not None
-    stored = json.loads(blob)
+    stored = stored_messages(js_app, after, checkpoint)
     assert {tuple(m["id"]) for m in stored} == {
         ("langchain_core", "messages", "HumanMessage"),
         ("langchain_core", "messages", "AIMessage"),
@@ -69,21 +63,38 @@ def test_the_repair_is_written_as_langgraph_js_writes_a_checkpoint(
     synthetic = stored[2]["kwargs"]
     assert synthetic["tool_call_id"] == "call_0" and synthetic["status"] == "error"
     assert "type" not in synthetic
-    assert after.blobs == sorted(
-        [*before.blobs, ("t1", "messages", str(versions["messages"]), type_, blob)]
+    [new] = [blob for blob in after.blobs if blob not in before.blobs]  # one, all others kept
+    assert sorted([*before.blobs, new]) == after.blobs
+    where = (
+        ("(checkpoint)", repair_id) if js_app.on_sqlite else ("messages", str(versions["messages"]))
     )
+    assert new[1:3] == where
     assert_js_format_only(after)
 
 
-def test_undo_brings_the_brick_back_exactly(js_app: JsApp, pg_uri: str) -> None:
+def values_inline(js_app: JsApp) -> set[str]:
+    """LangGraph.js's SQLite saver keeps the values in the checkpoint's row."""
+    return {"channel_values"} if js_app.on_sqlite else set()
+
+
+def stored_messages(js_app: JsApp, rows: StoredRows, checkpoint: dict[str, Any]) -> Any:
+    """The repaired messages as stored: in the row on SQLite, in a blob on PostgreSQL."""
+    if js_app.on_sqlite:
+        return checkpoint["channel_values"]["messages"]
+    type_, blob = rows.blob("t1", "messages", checkpoint["channel_versions"]["messages"])
+    assert type_ == "json" and blob is not None
+    return json.loads(blob)
+
+
+def test_undo_brings_the_brick_back_exactly(js_app: JsApp) -> None:
     js_app.brick("t1")
     bricked = js_app.state("t1")
-    run_id = repair(pg_uri)["run_id"]
+    run_id = repair(js_app.target)["run_id"]
     assert js_app.state("t1")["messages"] != bricked["messages"]
-    done = run_cli("undo", pg_uri, "--run", run_id, "--json")
+    done = run_cli("undo", js_app.target, "--run", run_id, "--json")
     assert done.returncode == 0, done.stderr
     assert last_json(done.stdout)["threads_restored"] == 1
     assert js_app.state("t1")["messages"] == bricked["messages"]
     failed = js_app.turn("t1", "hello?")
     assert not failed["ok"] and "Missing: call_0" in failed["error"]
-    assert_js_format_only(stored_rows(pg_uri))
+    assert_js_format_only(stored_rows(js_app.target))

@@ -1,4 +1,6 @@
-"""The LangGraph.js application of `tests/js_app`, driven from the tests with Node.
+"""The LangGraph.js application of `tests/js_app`, driven from the tests with Node, on
+PostgreSQL (`@langchain/langgraph-checkpoint-postgres`) or SQLite
+(`@langchain/langgraph-checkpoint-sqlite`).
 
 Its packages are pinned by its `package-lock.json` and installed into its own
 `node_modules` (ignored by git) by `npm ci`: `.ci/run` does it before the suite, and
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +23,13 @@ import psycopg
 import pytest
 
 APP = Path(__file__).resolve().parents[1] / "js_app"
-INSTALLED_MARK = APP / "node_modules" / "@langchain" / "langgraph-checkpoint-postgres"
+INSTALLED_MARKS = [
+    APP / "node_modules" / "@langchain" / "langgraph-checkpoint-postgres",
+    APP / "node_modules" / "@langchain" / "langgraph-checkpoint-sqlite",
+    APP / "node_modules" / "better-sqlite3" / "build" / "Release" / "better_sqlite3.node",
+]
+"""What `npm ci` leaves: a folder installed before the SQLite saver was pinned lacks some."""
+STORES = ["postgres", "sqlite"]
 
 
 def installed() -> None:
@@ -29,7 +38,7 @@ def installed() -> None:
     missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
     if missing:
         pytest.skip(f"{' and '.join(missing)} not installed: the LangGraph.js tests need Node 20")
-    if INSTALLED_MARK.is_dir():
+    if all(mark.exists() for mark in INSTALLED_MARKS):
         return
     done = subprocess.run(
         ["npm", "ci", "--no-audit", "--no-fund"],
@@ -55,17 +64,27 @@ def split_uri(uri: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class JsApp:
-    """One LangGraph.js application on one schema: each call is one Node process."""
+    """One LangGraph.js application on one store (a PostgreSQL schema or a SQLite file):
+    each call is one Node process. `target` names the store as the command does."""
 
-    uri: str
-    schema: str
+    target: str
+    env: dict[str, str]
 
     @classmethod
     def on(cls, pg_uri: str) -> JsApp:
-        return cls(*split_uri(pg_uri))
+        uri, schema = split_uri(pg_uri)
+        return cls(pg_uri, {"JS_APP_POSTGRES_URI": uri, "JS_APP_SCHEMA": schema})
+
+    @classmethod
+    def on_file(cls, path: Path) -> JsApp:
+        return cls(f"sqlite:///{path}", {"JS_APP_SQLITE_PATH": str(path)})
+
+    @property
+    def on_sqlite(self) -> bool:
+        return self.target.startswith("sqlite:///")
 
     def run(self, *argv: str) -> dict[str, Any]:
-        env = {**os.environ, "JS_APP_POSTGRES_URI": self.uri, "JS_APP_SCHEMA": self.schema}
+        env = {**os.environ, **self.env}
         command = ["node", "app.mjs", *argv]
         done = subprocess.run(command, cwd=APP, env=env, capture_output=True, text=True, timeout=99)
         lines = done.stdout.strip().splitlines()
@@ -121,8 +140,12 @@ class StoredRows:
         return found[0][3], found[0][4]
 
 
-def stored_rows(pg_uri: str) -> StoredRows:
-    with psycopg.connect(pg_uri) as conn:
+def stored_rows(target: str) -> StoredRows:
+    """What the store `target` holds. A SQLite store has no blobs: each checkpoint row,
+    values inline, is listed under `blobs` with its type, as `(checkpoint)`."""
+    if target.startswith("sqlite:///"):
+        return _sqlite_rows(target.removeprefix("sqlite:///"))
+    with psycopg.connect(target) as conn:
         checkpoints = conn.execute(
             "SELECT thread_id, checkpoint_id, checkpoint, metadata FROM checkpoints "
             "ORDER BY thread_id, checkpoint_id"
@@ -140,6 +163,32 @@ def stored_rows(pg_uri: str) -> StoredRows:
         [(t, c, v, ty, None if b is None else bytes(b)) for t, c, v, ty, b in blobs],
         writes,
     )
+
+
+def _sqlite_rows(path: str) -> StoredRows:
+    with sqlite3.connect(path) as conn:
+        checkpoints = conn.execute(
+            "SELECT thread_id, checkpoint_id, type, checkpoint, metadata FROM checkpoints "
+            "ORDER BY thread_id, checkpoint_id"
+        ).fetchall()
+        writes = conn.execute(
+            "SELECT thread_id, checkpoint_id, channel, type FROM writes "
+            "ORDER BY thread_id, checkpoint_id, task_id, idx"
+        ).fetchall()
+    return StoredRows(
+        [(t, c, _json_of(ty, cp), _json_of(ty, meta)) for t, c, ty, cp, meta in checkpoints],
+        [(t, "(checkpoint)", c, ty, bytes(cp)) for t, c, ty, cp, _ in checkpoints],
+        writes,
+    )
+
+
+def _json_of(type_: str, stored: bytes | str) -> dict[str, Any]:
+    """A SQLite row's JSON; a row of another type reads as `{"type": ...}` with no
+    versions, which `assert_js_format_only` refuses by its type."""
+    if type_ != "json":
+        return {"type": type_, "channel_versions": {}}
+    value: dict[str, Any] = json.loads(stored)
+    return value
 
 
 def assert_js_format_only(rows: StoredRows) -> None:

@@ -19,6 +19,7 @@ from ..engine.media.history import history_limits
 from ..metrics import record_repairs
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
+from ..stores.formats import foreign_format, stored_format, written_format
 from ..stores.plan import (
     Assessment,
     NewCheckpoint,
@@ -259,15 +260,22 @@ class _Run:
         self.report.record(assessment, "unreadable")
 
     def plan_rewind(
-        self, found: Assessment, walk: AncestorWalk, loaded: Loaded | None
+        self,
+        found: Assessment,
+        walk: AncestorWalk,
+        loaded: Loaded | None,
+        types: frozenset[str] | None,
     ) -> tuple[Assessment, NewCheckpoint] | None:
         """The rewind of an unreadable head to the ancestor the walk found; None (the
-        head recorded, with why) when there is none or no write is due now."""
+        head recorded, with why) when there is none or no write is due now. The rewind
+        is written in the ancestor's format (`format_checked`, the thread's `types`)."""
         if loaded is None:
             self.leave_unreadable(left_unreadable(found, walk))
             return None
         ancestor, rebuilt = loaded
         assessment = rewind_assessment(found, walk, tuple_key(ancestor)[2])
+        if assessment.status == "repair":
+            assessment = self.format_checked(ancestor, assessment, types)
         if not self.due(assessment):
             return None
         saver, run_id = self.store.saver, self.options.run_id
@@ -308,6 +316,22 @@ class _Run:
 
     def inspects(self, tup: CheckpointTuple, refused: set[str]) -> bool:
         return needs_inspection(tup, refused, self.store.saver.serde, self.store.nul_matters)
+
+    def format_checked(
+        self, stored: CheckpointTuple, assessment: Assessment, types: frozenset[str] | None
+    ) -> Assessment:
+        """The assessment of a head to write on, left alone as `foreign_format` (with why,
+        as a finding) where the write would not keep to the formats of the thread's
+        rows, whose serializer types are `types` (None: a saver that shows no rows)."""
+        checkpoint = stored.checkpoint
+        written = written_format(self.store.saver, checkpoint)
+        reason = foreign_format(stored_format(types, checkpoint), written)
+        if reason is None:
+            return assessment
+        logger.info("foreign_format thread=%r ns=%r: %s", *tuple_key(stored)[:2], reason)
+        finding = Finding("foreign_format", "", error=reason)
+        findings = (*assessment.findings, finding)
+        return replace(assessment, status="foreign_format", findings=findings)
 
     def due(self, assessment: Assessment) -> bool:
         """Whether a write is due on the head now; if not, it is recorded with why."""
@@ -440,6 +464,9 @@ class _SyncRun(_Run):
         if plan is not None:
             self.rewrite(stored, assessment, plan)
             return
+        if assessment.status == "repair":
+            types = self.store.row_types(assessment.thread_id, assessment.checkpoint_ns)
+            assessment = self.format_checked(stored, assessment, types)
         new = self.plan_write(stored, assessment)
         if new is not None:
             self.write(assessment, new)
@@ -459,7 +486,8 @@ class _SyncRun(_Run):
             return
         key = (found.thread_id, found.checkpoint_ns, found.checkpoint_id)
         walk, loaded = walk_to_readable(self.store, key, self.options.channels)
-        planned = self.plan_rewind(found, walk, loaded)
+        types = self.store.row_types(found.thread_id, found.checkpoint_ns)
+        planned = self.plan_rewind(found, walk, loaded, types)
         if planned is not None:
             self.write(*planned)
 
@@ -538,6 +566,9 @@ class _AsyncRun(_Run):
         if plan is not None:
             await self.rewrite(stored, assessment, plan)
             return
+        if assessment.status == "repair":
+            types = await self.store.row_types(assessment.thread_id, assessment.checkpoint_ns)
+            assessment = self.format_checked(stored, assessment, types)
         new = self.plan_write(stored, assessment)
         if new is not None:
             await self.write(assessment, new)
@@ -559,7 +590,8 @@ class _AsyncRun(_Run):
             return
         key = (found.thread_id, found.checkpoint_ns, found.checkpoint_id)
         walk, loaded = await awalk_to_readable(self.store, key, self.options.channels)
-        planned = self.plan_rewind(found, walk, loaded)
+        types = await self.store.row_types(found.thread_id, found.checkpoint_ns)
+        planned = self.plan_rewind(found, walk, loaded, types)
         if planned is not None:
             await self.write(*planned)
 

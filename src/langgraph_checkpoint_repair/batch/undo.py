@@ -24,6 +24,7 @@ from ..delta import aload_rebuilt, is_snapshot, load_rebuilt, snapshot_value
 from ..stores import Head, RepairEntry, astore_for, store_for
 from ..stores.base import entry_from_metadata
 from ..stores.faults import store_lost
+from ..stores.formats import foreign_format, stored_format, written_format
 from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
 from ..stores.races import WriteOutcome, head_moved
 from ..stores.rewind import RowCopy, undo_copy, undone_by_copy
@@ -73,7 +74,9 @@ def undo_run(
                         )
                     continue
                 source = _rebuilt(store.saver, store.load(_head(entry, entry.source_checkpoint_id)))
-            new = _restoring(store.saver, entry, head, current, source, undo.report, refused)
+            types = store.row_types(entry.thread_id, entry.checkpoint_ns)
+            found = (head, current, source)
+            new = _restoring(store.saver, entry, found, types, undo.report, refused)
             if new is not None and undo.pacer.wait():
                 undo.wrote(entry, store.write_undo(undo.report.run_id, _planned(entry), new))
         except Exception as error:
@@ -126,7 +129,9 @@ async def aundo_run(
                 source = await store.load(_head(entry, entry.source_checkpoint_id))
                 if source is not None:
                     source, _ = await aload_rebuilt(store.saver, source, None)
-            new = _restoring(store.saver, entry, head, current, source, undo.report, refused)
+            types = await store.row_types(entry.thread_id, entry.checkpoint_ns)
+            found = (head, current, source)
+            new = _restoring(store.saver, entry, found, types, undo.report, refused)
             if new is not None and await undo.pacer.await_turn():
                 outcome = await store.write_undo(undo.report.run_id, _planned(entry), new)
                 undo.wrote(entry, outcome)
@@ -250,26 +255,35 @@ def _head(entry: RepairEntry, checkpoint_id: str) -> Head:
 def _restoring(
     saver: BaseCheckpointSaver[Any],
     entry: RepairEntry,
-    head: CheckpointTuple | None,
-    current_head_id: str | None,
-    source: CheckpointTuple | None,
+    found: tuple[CheckpointTuple | None, str | None, CheckpointTuple | None],
+    types: frozenset[str] | None,
     report: UndoReport,
     refused: set[str],
 ) -> NewCheckpoint | None:
     """A checkpoint on top of the repair that puts back the channels as they were
     before it; None (and a reason in the report) when the thread must be left alone:
     `claimed` when another undo of the run has already restored it, `refused_type`
-    when its read refused a stored type (writing plain data back would change it)."""
+    when its read refused a stored type (writing plain data back would change it),
+    `foreign_format` when the saver would write a format the thread's rows (of
+    serializer `types`) do not use. `found` is the repair checkpoint, the thread's
+    current head id and the repair's source checkpoint."""
+    head, current_head_id, source = found
     reason = _why_not_restore(report.undo_of, entry, head, source)
     if reason is None and refused:
         reason = "refused_type"
+    detail = None
+    if reason is None:
+        assert head is not None
+        written = written_format(saver, head.checkpoint)
+        detail = foreign_format(stored_format(types, head.checkpoint), written)
+        reason = None if detail is None else "foreign_format"
     new = None
     if reason is None:
         assert head is not None and source is not None
         new = _restore(saver, head, source, report)
         reason = head_moved(current_head_id, _planned(entry), new)
     if reason is not None:
-        _skip(report, entry, reason)
+        _skip(report, entry, reason, detail)
         return None
     return new
 
@@ -303,12 +317,11 @@ def _why_not_restore(
     return "source_missing" if source is None else None
 
 
-def _skip(report: UndoReport, entry: RepairEntry, reason: str) -> None:
-    """Count a thread the undo leaves alone, and say why."""
+def _skip(report: UndoReport, entry: RepairEntry, reason: str, detail: str | None = None) -> None:
+    """Count a thread the undo leaves alone, and say why (`detail`: in a sentence)."""
     report.threads_skipped += 1
-    report.skipped.append(
-        {"thread_id": entry.thread_id, "checkpoint_ns": entry.checkpoint_ns, "reason": reason}
-    )
+    skipped = {"thread_id": entry.thread_id, "checkpoint_ns": entry.checkpoint_ns}
+    report.skipped.append({**skipped, "reason": reason, **({"detail": detail} if detail else {})})
 
 
 def _failure(entry: RepairEntry | WriteRewrite, error: BaseException) -> dict[str, str]:

@@ -29,6 +29,8 @@ class _JsAware:
     """What the sync and async savers share: the queries and the version scheme."""
 
     js_only: bool
+    writes_langgraph_js = True
+    """A checkpoint with integer versions is written as LangGraph.js writes it (`formats`)."""
 
     def __init__(
         self, conn: Any, serde: SerializerProtocol | None = None, *, js_only: bool = False

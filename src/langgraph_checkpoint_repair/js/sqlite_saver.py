@@ -34,6 +34,9 @@ def _row_key(config: RunnableConfig) -> tuple[str, str, str]:
 class JsSqliteSaver(SqliteSaver):
     """`SqliteSaver` that also reads and writes LangGraph.js's checkpoints."""
 
+    writes_langgraph_js = True
+    """A checkpoint with integer versions is written as LangGraph.js writes it (`formats`)."""
+
     def get_next_version(self, current: Any, channel: None) -> Any:
         """The next integer after a LangGraph.js version; LangGraph's own otherwise."""
         if rows.is_js_version(current):
@@ -66,6 +69,8 @@ class JsSqliteSaver(SqliteSaver):
 
 class AsyncJsSqliteSaver(AsyncSqliteSaver):
     """The async twin of `JsSqliteSaver`."""
+
+    writes_langgraph_js = True
 
     def get_next_version(self, current: Any, channel: None) -> Any:
         """The next integer after a LangGraph.js version; LangGraph's own otherwise."""

@@ -109,6 +109,10 @@ class GenericStore:
         tup = self.saver.get_tuple(_thread_config(thread_id, checkpoint_ns))
         return None if tup is None else tup.config["configurable"]["checkpoint_id"]
 
+    def row_types(self, thread_id: str, checkpoint_ns: str) -> frozenset[str] | None:
+        """Unknown: the saver's API hands out objects, not rows (`formats`)."""
+        return None
+
     def write(self, new: NewCheckpoint) -> None:
         self.saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
 
@@ -227,6 +231,9 @@ class AsyncGenericStore:
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         tup = await self.saver.aget_tuple(_thread_config(thread_id, checkpoint_ns))
         return None if tup is None else tup.config["configurable"]["checkpoint_id"]
+
+    async def row_types(self, thread_id: str, checkpoint_ns: str) -> frozenset[str] | None:
+        return None
 
     async def write(self, new: NewCheckpoint) -> None:
         await self.saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)

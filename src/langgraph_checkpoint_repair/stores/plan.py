@@ -31,7 +31,7 @@ RUN_KEY = "langgraph_repair_run"
 DETAIL_KEY = "langgraph_repair"
 """Metadata key holding what a repair or undo checkpoint did."""
 
-Status = Literal["clean", "repair", "in_flight", "recent", "unreadable"]
+Status = Literal["clean", "repair", "in_flight", "recent", "unreadable", "foreign_format"]
 
 
 @dataclass(frozen=True)

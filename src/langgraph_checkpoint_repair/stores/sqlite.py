@@ -44,6 +44,11 @@ LIMIT ?
 FIRST_HEADS_SQL = _HEADS_SQL.format(where="")
 NEXT_HEADS_SQL = _HEADS_SQL.format(where="WHERE (thread_id, checkpoint_ns) > (?, ?)")
 HEAD_ID_SQL = "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+ROW_TYPES_SQL = """
+SELECT DISTINCT type FROM checkpoints WHERE thread_id = :thread_id AND checkpoint_ns = :ns
+UNION
+SELECT DISTINCT type FROM writes WHERE thread_id = :thread_id AND checkpoint_ns = :ns"""
+"""The serializer types of one thread's rows (`formats`): read before writing on it."""
 SIBLINGS_SQL = """
 SELECT count(*) FROM checkpoints
 WHERE thread_id = :thread_id AND checkpoint_ns = :checkpoint_ns AND checkpoint_id > :source
@@ -69,6 +74,14 @@ def heads_query(after: tuple[str, str] | None, page_size: int) -> tuple[str, tup
     if after is None:
         return FIRST_HEADS_SQL, (page_size,)
     return NEXT_HEADS_SQL, (*after, page_size)
+
+
+def _thread(thread_id: str, checkpoint_ns: str) -> dict[str, str]:
+    return {"thread_id": thread_id, "ns": checkpoint_ns}
+
+
+def _types(rows: list[Any]) -> frozenset[str]:
+    return frozenset(str(row[0]) for row in rows if row[0] is not None)
 
 
 def _put_args(new: NewCheckpoint) -> tuple[Any, ...]:
@@ -140,6 +153,11 @@ class SqliteStore(GenericStore):
         with self.lock:
             row = self.conn.execute(HEAD_ID_SQL, (thread_id, checkpoint_ns)).fetchone()
         return None if row is None else row[0]
+
+    def row_types(self, thread_id: str, checkpoint_ns: str) -> frozenset[str] | None:
+        with self.lock:
+            rows = self.conn.execute(ROW_TYPES_SQL, _thread(thread_id, checkpoint_ns)).fetchall()
+        return _types(rows)
 
     def write_on(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
         """Look at the head again and write `new` on it, all in one write transaction."""
@@ -254,6 +272,9 @@ class AsyncSqliteStore(AsyncGenericStore):
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         rows = await self._all(HEAD_ID_SQL, (thread_id, checkpoint_ns))
         return rows[0][0] if rows else None
+
+    async def row_types(self, thread_id: str, checkpoint_ns: str) -> frozenset[str] | None:
+        return _types(await self._all(ROW_TYPES_SQL, _thread(thread_id, checkpoint_ns)))
 
     async def write_on(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
         """The twin of `SqliteStore.write_on`."""

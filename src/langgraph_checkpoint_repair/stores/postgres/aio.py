@@ -174,6 +174,10 @@ class AsyncPostgresStore(AsyncGenericStore):
         rows = await self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))
         return rows[0][0] if rows else None
 
+    async def row_types(self, thread_id: str, checkpoint_ns: str) -> frozenset[str] | None:
+        params = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+        return frozenset(row[0] for row in await self._rows(sql.ROW_TYPES_SQL, params))
+
     async def migrate(self) -> list[str]:
         """The twin of `PostgresStore.migrate`."""
         if await self._audit_step() is None:

@@ -65,6 +65,13 @@ RECORD_MIGRATION_SQL = "INSERT INTO langgraph_repair_migrations (version, name) 
 
 HEAD_ID_SQL = """
 SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s"""
+ROW_TYPES_SQL = """
+SELECT DISTINCT type FROM checkpoint_blobs WHERE thread_id = %(thread_id)s
+    AND checkpoint_ns = %(checkpoint_ns)s AND type IS NOT NULL
+UNION
+SELECT DISTINCT type FROM checkpoint_writes WHERE thread_id = %(thread_id)s
+    AND checkpoint_ns = %(checkpoint_ns)s AND type IS NOT NULL"""
+"""The serializer types of one thread's rows (`formats`): read before writing on it."""
 CLAIM_SQL = "SELECT pg_try_advisory_xact_lock(%s, %s)"
 SIBLINGS_SQL = """
 SELECT count(*) FROM checkpoints

@@ -165,6 +165,10 @@ class PostgresStore(GenericStore):
         rows = self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))
         return rows[0][0] if rows else None
 
+    def row_types(self, thread_id: str, checkpoint_ns: str) -> frozenset[str] | None:
+        params = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+        return frozenset(row[0] for row in self._rows(sql.ROW_TYPES_SQL, params))
+
     def migrate(self) -> list[str]:
         """Apply the numbered migrations not applied yet; return their file names.
         A store already current is only read: no DDL, no CREATE privilege needed."""
