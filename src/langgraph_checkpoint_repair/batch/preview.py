@@ -23,6 +23,7 @@ from ..engine.policy import DEFAULT_POLICY
 from ..in_flight import work_is_scheduled
 from ..stores import AsyncThreadStore, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
+from ..stores.formats import why_foreign
 from ..stores.plan import assess, tuple_key
 from .integrity import findings_of, needs_inspection, unreadable
 from .runner import stored_saver
@@ -46,13 +47,18 @@ class ThreadPreview:
     in_flight_calls: tuple[str, ...]
     """Calls of the last AI message that may still run: left alone, as a run would."""
     outcome: str
-    """What a run would do now: `clean`, `would_repair`, or `in_flight` or `refused_type`
-    (never written on)."""
+    """What a run would do now: `clean`, `would_repair`, or `in_flight`, `refused_type` or
+    `foreign_format` (never written on)."""
     tokens: tuple[int, int] | None = None
     """With a token budget and a change: the history's tokens before and after."""
     findings: tuple[Finding, ...] = ()
     """What is wrong with the head's stored bytes (outcome `unreadable` when they do
     not decode: then no message is shown)."""
+
+    @property
+    def writes(self) -> bool:
+        """Whether a run would write on the head now."""
+        return self.outcome == "would_repair"
 
     def to_json(self) -> dict[str, Any]:
         tokens = (
@@ -71,6 +77,21 @@ class ThreadPreview:
             "findings": [finding.to_json() for finding in self.findings],
             **tokens,
         }
+
+
+def _format_checked(
+    saver: BaseCheckpointSaver[Any],
+    stored: CheckpointTuple,
+    preview: ThreadPreview,
+    types: frozenset[str] | None,
+) -> ThreadPreview:
+    """The preview, its outcome `foreign_format` (and why, as a finding) where the write
+    would not keep to the formats of the thread's rows, as a run decides."""
+    reason = why_foreign(saver, stored.checkpoint, types) if preview.writes else None
+    if reason is None:
+        return preview
+    found = (*preview.findings, Finding("foreign_format", "", error=reason))
+    return replace(preview, outcome="foreign_format", findings=found)
 
 
 def message_dict(message: BaseMessage) -> dict[str, Any]:
@@ -108,7 +129,9 @@ def preview_thread(
     inspected = needs_inspection(tup, refused, store.saver.serde, store.nul_matters)
     values = store.stored_values(tuple_key(tup)) if inspected else None
     findings = findings_of(values, refused, store.saver.serde, store.nul_matters)
-    return replace(_preview(tup, channel, policy or DEFAULT_POLICY, refused), findings=findings)
+    preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
+    types = store.row_types(thread_id, checkpoint_ns) if preview.writes else None
+    return _format_checked(store.saver, stored, replace(preview, findings=findings), types)
 
 
 async def apreview_thread(
@@ -135,7 +158,9 @@ async def apreview_thread(
     inspected = needs_inspection(tup, refused, store.saver.serde, store.nul_matters)
     values = await store.stored_values(tuple_key(tup)) if inspected else None
     findings = findings_of(values, refused, store.saver.serde, store.nul_matters)
-    return replace(_preview(tup, channel, policy or DEFAULT_POLICY, refused), findings=findings)
+    preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
+    types = await store.row_types(thread_id, checkpoint_ns) if preview.writes else None
+    return _format_checked(store.saver, stored, replace(preview, findings=findings), types)
 
 
 def _unreadable_or_raise(

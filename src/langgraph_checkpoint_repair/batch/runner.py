@@ -19,7 +19,7 @@ from ..engine.media.history import history_limits
 from ..metrics import record_repairs
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
-from ..stores.formats import foreign_format, stored_format, written_format
+from ..stores.formats import why_foreign
 from ..stores.plan import (
     Assessment,
     NewCheckpoint,
@@ -323,9 +323,7 @@ class _Run:
         """The assessment of a head to write on, left alone as `foreign_format` (with why,
         as a finding) where the write would not keep to the formats of the thread's
         rows, whose serializer types are `types` (None: a saver that shows no rows)."""
-        checkpoint = stored.checkpoint
-        written = written_format(self.store.saver, checkpoint)
-        reason = foreign_format(stored_format(types, checkpoint), written)
+        reason = why_foreign(self.store.saver, stored.checkpoint, types)
         if reason is None:
             return assessment
         logger.info("foreign_format thread=%r ns=%r: %s", *tuple_key(stored)[:2], reason)

@@ -24,7 +24,7 @@ from ..delta import aload_rebuilt, is_snapshot, load_rebuilt, snapshot_value
 from ..stores import Head, RepairEntry, astore_for, store_for
 from ..stores.base import entry_from_metadata
 from ..stores.faults import store_lost
-from ..stores.formats import foreign_format, stored_format, written_format
+from ..stores.formats import why_foreign
 from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
 from ..stores.races import WriteOutcome, head_moved
 from ..stores.rewind import RowCopy, undo_copy, undone_by_copy
@@ -274,8 +274,7 @@ def _restoring(
     detail = None
     if reason is None:
         assert head is not None
-        written = written_format(saver, head.checkpoint)
-        detail = foreign_format(stored_format(types, head.checkpoint), written)
+        detail = why_foreign(saver, head.checkpoint, types)
         reason = None if detail is None else "foreign_format"
     new = None
     if reason is None:

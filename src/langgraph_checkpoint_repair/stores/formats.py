@@ -22,6 +22,8 @@ from langchain_core.messages import HumanMessage
 KNOWN_TYPES = frozenset({"msgpack", "json", "null", "empty", "bytes", "bytearray", "pickle"})
 """The serializer types LangGraph and LangGraph.js write (`empty`: PostgreSQL's blob row
 of a channel without a value)."""
+NEUTRAL_TYPES = frozenset({"null", "empty", "bytes", "bytearray"})
+"""Types whose bytes are the value itself, or none: any writer's rows may hold them."""
 
 Scheme = Literal["integer", "string", "mixed"]
 
@@ -48,7 +50,7 @@ def _is_integer(version: Any) -> bool:
     return isinstance(version, int) and not isinstance(version, bool)
 
 
-def stored_format(types: Iterable[str | None] | None, checkpoint: Mapping[str, Any]) -> RowFormat:
+def stored_format(types: Iterable[str] | None, checkpoint: Mapping[str, Any]) -> RowFormat:
     """The format of a thread whose rows hold `types` and whose head is `checkpoint`."""
     found = None if types is None else frozenset(t for t in types if t is not None)
     return RowFormat(found, version_scheme((checkpoint.get("channel_versions") or {}).values()))
@@ -67,7 +69,8 @@ def written_format(saver: Any, checkpoint: Mapping[str, Any]) -> RowFormat:
     if following == "integer" and getattr(saver, "writes_langgraph_js", False):
         return RowFormat(frozenset({"json"}), following)
     type_, _ = saver.serde.dumps_typed([HumanMessage("")])
-    return RowFormat(frozenset({type_}), following)
+    # LangGraph's serializer falls back to pickle, where allowed, for what msgpack cannot hold
+    return RowFormat(frozenset({type_, "pickle"} if type_ == "msgpack" else {type_}), following)
 
 
 def foreign_format(stored: RowFormat, written: RowFormat) -> str | None:
@@ -82,13 +85,20 @@ def foreign_format(stored: RowFormat, written: RowFormat) -> str | None:
         )
     if stored.types is None or written.types is None:
         return None
-    unknown = stored.types - KNOWN_TYPES - written.types
-    if unknown:
-        return f"its rows hold serializer type {_names(unknown)}, which this command does not write"
-    missing = written.types - stored.types
-    if stored.types and missing:
-        return f"its rows are {_names(stored.types)}; a repair would write {_names(missing)}"
+    other = stored.types - written.types - NEUTRAL_TYPES
+    if other - KNOWN_TYPES:
+        return f"its rows hold serializer type {_names(other - KNOWN_TYPES)}, unknown here"
+    if other:
+        return f"its rows hold {_names(other)}; this saver would write {_names(written.types)}"
     return None
+
+
+def why_foreign(
+    saver: Any, checkpoint: Mapping[str, Any], types: Iterable[str] | None
+) -> str | None:
+    """Why `saver` must not write on top of `checkpoint`, whose thread's rows hold the
+    serializer `types` (None: a saver that shows no rows); None when it may."""
+    return foreign_format(stored_format(types, checkpoint), written_format(saver, checkpoint))
 
 
 def _writer(scheme: str) -> str:
