@@ -34,7 +34,7 @@ PLAIN_SQLITE = "tests.support.factories:sqlite_saver"
 """LangGraph's own SqliteSaver on the file: it writes msgpack and string versions."""
 
 
-def put_broken(saver: Any, thread_id: str, versions: Any = None) -> dict[str, Any]:
+def put_broken(saver: Any, thread_id: str, versions: Any = None) -> Any:
     """A head whose call is answered by nothing, put with the saver's own `put`; with
     `versions`, counted by that scheme (integers: as LangGraph.js counts them)."""
     checkpoint = empty_checkpoint()
