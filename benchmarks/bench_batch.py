@@ -126,15 +126,17 @@ def _row(row: dict[str, Any], columns: list[str], thread_id: str) -> list[Any]:
 
 
 def raw_read(uri: str, decode: Decode, binary: bool = False) -> int:
-    """Fetch the rows the scan reads (its head pages, each page's delta walks) and
-    decode every blob with `decode`; returns the number of heads. The rows come as
+    """Fetch the rows the scan reads (its head pages with their other values and pending
+    writes, each page's delta walks) and decode every blob with `decode`; returns the
+    number of heads. The rows come as
     psycopg gives them by default (text results, bytea hex-encoded), or with
     `binary` as the scan itself asks for them."""
     heads, after, selection = 0, None, Selection()
     with psycopg.connect(uri) as conn, conn.cursor(binary=binary) as cursor:
-        while rows := cursor.execute(*scan_sql.heads_query(selection, after)).fetchall():
+        while found := cursor.execute(*scan_sql.heads_query(selection, after)).fetchall():
+            rows, others = scan_sql.split_rows(found)
             heads += len({(row[0], row[1]) for row in rows})
-            blobs = [(row[3], row[4]) for row in rows]
+            blobs = [(row[3], row[4]) for row in [*rows, *others]]
             for channel, keys in scan_sql.walks_needed(rows).items():
                 walked = cursor.execute(*scan_sql.delta_walk_query(channel, keys)).fetchall()
                 blobs += [(row[8], row[9]) for row in walked]

@@ -11,8 +11,11 @@ With a token budget (`RepairPolicy.input_budget`, counted by LangChain's
 approximation), a history is clean only when `token_bound` also proves it within
 the budget.
 
-This module needs nothing but ormsgpack and `token_bound`: a helper process
-(`stores.look_helper`) loads the two from their files alone, without the package,
+A LangGraph.js head's JSON is decoded into the same (class name, fields) shape by
+`js_look` and judged by the same rule (`js_blob_is_clean`).
+
+This module needs nothing but ormsgpack, `token_bound` and `js_look`: a helper process
+(`stores.look_helper`) loads the three from their files alone, without the package,
 and judges blobs with `serve_verdicts`.
 """
 
@@ -29,6 +32,8 @@ _BOUND_MODULE = f"{__package__}.token_bound" if __package__ else "token_bound"
 _token_bound = importlib.import_module(_BOUND_MODULE)
 """`token_bound`; in the helper process, the module loaded from its file before this one."""
 history_bound: Callable[[Any], int | None] = _token_bound.history_bound
+_JS_MODULE = f"{__package__}.js_look" if __package__ else "js_look"
+decode_js_messages: Callable[[bytes], Any] = importlib.import_module(_JS_MODULE).decode_js_messages
 
 _PYDANTIC_EXTS = (4, 5)  # EXT_PYDANTIC_V1, EXT_PYDANTIC_V2 in langgraph's JsonPlusSerializer
 _SNAPSHOT_EXT = 7  # EXT_DELTA_SNAPSHOT: a delta channel's whole value
@@ -249,9 +254,22 @@ def plain_blob_is_clean(blob: bytes, budget: int | None = None) -> bool:
         return False
 
 
-HISTORIES, WALKS = 0, 1
-"""The kinds of item a batch holds: stored histories, or packed delta walks."""
-_JUDGES = (plain_blob_is_clean, plain_walk_is_clean)
+def js_blob_is_clean(blob: bytes, budget: int | None = None) -> bool:
+    """A stored LangGraph.js history certainly clean; False for anything odd or
+    undecodable, and under a `budget` (the token bound reads Python's fields only)."""
+    if budget is not None:
+        return False
+    try:
+        messages = decode_js_messages(blob)
+        return messages is not None and plain_history_is_clean(messages)
+    except Exception:  # not JSON, or not as expected: let the full load decide
+        return False
+
+
+HISTORIES, WALKS, JS_HISTORIES = 0, 1, 2
+"""The kinds of item a batch holds: stored histories, packed delta walks, or
+LangGraph.js's stored histories."""
+_JUDGES = (plain_blob_is_clean, plain_walk_is_clean, js_blob_is_clean)
 NO_BUDGET = -1
 """A batch's budget on the wire when there is none."""
 
@@ -269,6 +287,10 @@ def plain_verdicts(
 
 def walk_verdicts(items: Iterable[bytes], budget: int | None = None) -> bytes:
     return plain_verdicts(items, WALKS, budget)
+
+
+def js_verdicts(items: Iterable[bytes], budget: int | None = None) -> bytes:
+    return plain_verdicts(items, JS_HISTORIES, budget)
 
 
 _HEADER = struct.Struct("<II")  # batch number, item count

@@ -36,11 +36,14 @@ from ...delta import rebuild_messages, snapshot_value
 from ...delta.chains import MAX_CHAIN
 from ...engine import repair_messages
 from ...engine.context import count_tokens
+from ...js.values import JsJsonPlusSerializer
 from ..base import Head, RepairEntry, Selection
 from ..faults import store_lost
 from ..plain import (
     HISTORIES,
+    JS_HISTORIES,
     WALKS,
+    js_verdicts,
     pack_walk,
     plain_blob_is_clean,
     plain_verdicts,
@@ -297,6 +300,16 @@ def plain_blobs(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> lis
     return _blobs_at(rows, plain_rows(rows, serde))
 
 
+def js_rows(
+    rows: Sequence[Sequence[Any]], serde: SerializerProtocol, budget: int | None
+) -> list[int]:
+    """The page's rows whose blob gets LangGraph.js's first look, by position: `json`
+    blobs a LangGraph.js-aware serde reads, with no budget (under one they are loaded)."""
+    if budget is not None or not isinstance(serde, JsJsonPlusSerializer):
+        return []
+    return [n for n, row in enumerate(rows) if row[3] == "json" and row[4]]
+
+
 def _blobs_at(rows: Sequence[Sequence[Any]], positions: list[int]) -> list[bytes]:
     return [bytes(rows[n][4]) for n in positions]
 
@@ -304,17 +317,21 @@ def _blobs_at(rows: Sequence[Sequence[Any]], positions: list[int]) -> list[bytes
 def heads_from_rows(
     rows: Sequence[Sequence[Any]],
     serde: SerializerProtocol,
-    judge_plain: PlainJudge | None = None,
+    judges: tuple[PlainJudge | None, PlainJudge | None] = (None, None),
     budget: int | None = None,
 ) -> PageVerdicts:
     """Group the page's rows by head and give each head its first-look verdict (clean,
     and within the token `budget` if given); a delta channel with nothing stored at its
-    head is left to walk (`delta_walk_query`). The `plain_blobs` are judged together by
-    `judge_plain` (a helper may be judging them under the same budget), or here."""
+    head is left to walk (`delta_walk_query`). The `plain_blobs`, then the `js_rows`'
+    blobs, are judged together by `judges` (a helper may be judging them under the same
+    budget), or here."""
     plain_ok = plain_look(serde)
-    plain = plain_rows(rows, serde)
+    plain, js = plain_rows(rows, serde), js_rows(rows, serde, budget)
+    judge_plain, judge_js = judges
     judge = judge_plain or functools.partial(plain_verdicts, budget=budget)
     verdicts = dict(zip(plain, judge(_blobs_at(rows, plain)), strict=True))
+    judge = judge_js or functools.partial(js_verdicts, budget=budget)
+    verdicts.update(zip(js, judge(_blobs_at(rows, js)), strict=True))
     page = PageVerdicts()
     counted: dict[HeadKey, list[str]] = {}
     for n, (thread_id, ns, checkpoint_id, type_, blob, channel, counted_here) in enumerate(rows):
@@ -446,6 +463,8 @@ class PageRows:
     judge_plain: PlainJudge | None = None
     """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them under
     `budget`); None, judged here."""
+    judge_js: PlainJudge | None = None
+    """The same for the blobs of its `js_rows` (LangGraph.js's)."""
     budget: int | None = None
     """The token budget a head must be proven within to be clean (`Selection`)."""
 
@@ -453,6 +472,8 @@ class PageRows:
         """Hand the page's plain blobs, then each channel's packed walks, to `start` as
         soon as the page is read, in the order `judge_page` takes their verdicts."""
         self.judge_plain = start(plain_blobs(self.rows, serde), HISTORIES, self.budget)
+        js = _blobs_at(self.rows, js_rows(self.rows, serde, self.budget))
+        self.judge_js = start(js, JS_HISTORIES, self.budget)
         for gathered in self.walks.values():
             if isinstance(gathered, ChannelWalks):
                 gathered.judge_plain = start(list(gathered.packed.values()), WALKS, self.budget)
@@ -483,7 +504,7 @@ def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
 
 def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
     """The page's heads with their verdicts, from rows already read."""
-    page = heads_from_rows(read.rows, serde, read.judge_plain, read.budget)
+    page = heads_from_rows(read.rows, serde, (read.judge_plain, read.judge_js), read.budget)
     for key in read.suspects:
         page.maybe_broken[key] = True
     for channel in page.to_walk:

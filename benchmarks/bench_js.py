@@ -1,0 +1,215 @@
+"""What a LangGraph.js store costs to scan, against its Python twin and against reading it.
+
+The real LangGraph.js application of `tests/js_app` (run `npm ci` there first) writes one
+thread on PostgreSQL: five tool turns (asked, interrupted before the tool, resumed) and
+five chat turns, 30 messages. Its head, read back (every channel), is written by
+LangGraph's own PostgresSaver as the Python twin. Each head (its checkpoint row, its blobs and its
+pending writes) is copied under N thread ids (default 20,000) by one INSERT ... SELECT
+per table, each store in its own schema of a database of this benchmark's own. Then
+`ROUNDS` rounds, in one process, of three measures back to back (their order rotating):
+
+- `scan` of the LangGraph.js store (`repair_threads`, a dry run, as the command runs it);
+- `scan` of the Python store;
+- the floor: the LangGraph.js store's head pages as the scan reads them (its own query,
+  binary), each `json` blob parsed with `json.loads`.
+
+Printed, each a ratio of two times of the same round: JS scan / Python scan (goal: at
+most 1.25x) and JS scan / floor (goal: at most 2x); and the database's own work of one
+scan of each store (pg_stat_database: tuples and buffers), and the plan of the first
+head page of the LangGraph.js store (EXPLAIN ANALYZE).
+
+    python benchmarks/bench_js.py [--threads 20000] [--rounds 5] [--postgres postgresql://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from bench_batch import raw_read, scan, scan_saver, timed
+from bench_scale import Reads, bench_database, database_reads, in_database
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.postgres import PostgresSaver
+
+from langgraph_checkpoint_repair.stores.base import Selection
+from langgraph_checkpoint_repair.stores.postgres import base as scan_sql
+from langgraph_checkpoint_repair.targets import open_saver
+
+APP = Path(__file__).resolve().parents[1] / "tests" / "js_app"
+TEMPLATE = "template"
+COPY_SQL = {
+    "checkpoints": "checkpoint_id = %(head)s",
+    "checkpoint_blobs": (
+        "(channel, version) IN (SELECT key, value FROM jsonb_each_text(%(versions)s))"
+    ),
+    "checkpoint_writes": "checkpoint_id = %(head)s",
+}
+"""Per table, the template's rows that belong to its head."""
+
+
+def js_template(uri: str, schema: str) -> None:
+    """The thread, written by the LangGraph.js application itself."""
+    env = {**os.environ, "JS_APP_POSTGRES_URI": uri, "JS_APP_SCHEMA": schema}
+    for turn in range(5):
+        for argv in (["turn", f"weather in City{turn}"], ["resume"], ["turn", f"hello {turn}"]):
+            done = subprocess.run(
+                ["node", "app.mjs", argv[0], TEMPLATE, *argv[1:]],
+                cwd=APP, env=env, capture_output=True, text=True, timeout=120, check=False,
+            )  # fmt: skip
+            if done.returncode != 0:
+                raise SystemExit(f"the LangGraph.js application failed: {done.stdout}{done.stderr}")
+
+
+def head_of(conn: psycopg.Connection[Any]) -> tuple[str, Any]:
+    row = conn.execute(
+        "SELECT checkpoint_id, checkpoint -> 'channel_versions' FROM checkpoints "
+        "WHERE thread_id = %s ORDER BY checkpoint_id DESC LIMIT 1",
+        (TEMPLATE,),
+    ).fetchone()
+    assert row is not None
+    return row[0], row[1]
+
+
+def python_twin(js_uri: str, py_uri: str) -> int:
+    """The JavaScript thread's head, every channel of it, written by LangGraph's own
+    PostgresSaver (its versions counted as LangGraph counts them)."""
+    with open_saver(js_uri) as js_saver:
+        head = js_saver.get_tuple({"configurable": {"thread_id": TEMPLATE, "checkpoint_ns": ""}})
+    assert head is not None
+    values = head.checkpoint["channel_values"]
+    assert len(values["messages"]) == 30, len(values["messages"])
+    with PostgresSaver.from_conn_string(py_uri) as saver:
+        saver.setup()
+        checkpoint = empty_checkpoint()
+        checkpoint["ts"] = head.checkpoint["ts"]
+        version = saver.get_next_version(None, None)
+        checkpoint["channel_values"] = dict(values)
+        channels = head.checkpoint["channel_versions"]  # those without a value too
+        checkpoint["channel_versions"] = {channel: version for channel in channels}
+        config: Any = {"configurable": {"thread_id": TEMPLATE, "checkpoint_ns": ""}}
+        saver.put(config, checkpoint, dict(head.metadata), dict(checkpoint["channel_versions"]))
+    return len(values["messages"])
+
+
+def copy_head(uri: str, threads: int) -> None:
+    """The template's head under `threads` thread ids, table by table, as stored."""
+    with psycopg.connect(uri, autocommit=True) as conn:
+        head, versions = head_of(conn)
+        params = {"head": head, "versions": json.dumps(versions), "threads": threads}
+        for table, where in COPY_SQL.items():
+            columns = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+                    "AND table_schema = current_schema() AND column_name <> 'thread_id' "
+                    "ORDER BY ordinal_position",
+                    (table,),
+                )
+            ]
+            listed = ", ".join(columns)
+            conn.execute(
+                f"INSERT INTO {table} (thread_id, {listed}) "  # our own names
+                f"SELECT 'thread-' || lpad(n::text, 7, '0'), {listed} "
+                f"FROM {table}, generate_series(1, %(threads)s) AS n "
+                f"WHERE thread_id = '{TEMPLATE}' AND {where}",
+                params,
+            )
+        conn.execute("ANALYZE")
+
+
+def scan_once(uri: str) -> Callable[[], Any]:
+    def run() -> Any:
+        with scan_saver(uri) as saver:
+            report = scan(saver)
+        assert report.threads_scanned > 0 and not report.errors, report.errors
+        return report
+
+    return run
+
+
+def parse_json(type_: str, blob: bytes) -> Any:
+    return json.loads(blob) if type_ == "json" else None
+
+
+def rounds_of(js_uri: str, py_uri: str, rounds: int) -> tuple[list[float], list[float]]:
+    """Per round, JS scan / Python scan and JS scan / floor."""
+    works = [
+        scan_once(js_uri),
+        scan_once(py_uri),
+        lambda: raw_read(js_uri, parse_json, binary=True),
+    ]
+    against_python, against_floor = [], []
+    for turn in range(rounds):
+        seconds = [0.0, 0.0, 0.0]
+        for n in range(3):
+            which = (turn + n) % 3
+            seconds[which], _ = timed(works[which])
+        against_python.append(seconds[0] / seconds[1])
+        against_floor.append(seconds[0] / seconds[2])
+        print(f"  round {turn + 1}: {seconds[0] / seconds[1]:.2f}x  {seconds[0] / seconds[2]:.2f}x")
+    return against_python, against_floor
+
+
+def reads_of(server: str, work: Callable[[], Any]) -> Reads:
+    before = database_reads(server)
+    work()
+    return database_reads(server) - before
+
+
+def first_page_plan(uri: str) -> list[str]:
+    query, params = scan_sql.heads_query(Selection(), None)
+    with psycopg.connect(uri) as conn:
+        rows = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {query}", params).fetchall()
+    return [row[0] for row in rows]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--postgres",
+        default=os.environ.get("TEST_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/test"),
+    )
+    args = parser.parse_args()
+    with bench_database(args.postgres) as database:
+        with psycopg.connect(database, autocommit=True) as conn:
+            conn.execute("CREATE SCHEMA js; CREATE SCHEMA py")
+        js_uri, py_uri = (
+            in_database(database, _name(database), "js"),
+            in_database(database, _name(database), "py"),
+        )
+        js_template(database, "js")
+        size = python_twin(js_uri, py_uri)
+        for uri in (js_uri, py_uri):
+            copy_head(uri, args.threads)
+        print(f"{args.threads:,} threads of {size} messages in each store (+ the template)")
+        scan_once(js_uri)()  # warm both stores' pages into the server's cache
+        scan_once(py_uri)()
+        print("rounds: JS scan / Python scan (goal <= 1.25x), JS scan / floor (goal <= 2x)")
+        python, floor = rounds_of(js_uri, py_uri, args.rounds)
+        print(f"median: {statistics.median(python):.2f}x  {statistics.median(floor):.2f}x")
+        js_reads = reads_of(args.postgres, scan_once(js_uri))
+        py_reads = reads_of(args.postgres, scan_once(py_uri))
+        print(
+            f"database work of one scan, JS / Python: tuples {js_reads.tuples:,} / "
+            f"{py_reads.tuples:,}, buffers {js_reads.buffers:,} / {py_reads.buffers:,}"
+        )
+        print("plan of the first head page of the LangGraph.js store:")
+        for line in first_page_plan(js_uri)[:12]:
+            print(f"  {line}")
+
+
+def _name(uri: str) -> str:
+    return uri.rsplit("/", 1)[-1].split("?", 1)[0]
+
+
+if __name__ == "__main__":
+    main()
