@@ -19,6 +19,7 @@ from langgraph_checkpoint_repair.batch import (
     aundo_run,
     repair_threads,
 )
+from langgraph_checkpoint_repair.js import values as js_values
 from langgraph_checkpoint_repair.js.saver import JsPostgresSaver
 from langgraph_checkpoint_repair.js.sqlite_saver import JsSqliteSaver
 from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
@@ -149,3 +150,34 @@ async def test_the_async_api_repairs_and_undoes_in_the_store_format(js_app: JsAp
     assert js_app.state("b1")["messages"] == bricked["messages"]
     assert not js_app.turn("b1", "hello?")["ok"]
     assert_js_format_only(stored_rows(js_app.target))
+
+
+def test_a_healthy_head_is_cleared_without_being_loaded(
+    pg_js_app: JsApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LangGraph.js's first look proves a healthy head clean from its stored JSON: only
+    the bricked head is loaded, and only its values are revived into LangChain objects."""
+    bricked_store(pg_js_app, ["b1"])
+    asked = pg_js_app.turn("tools", "weather in Rome")
+    assert asked["next"] == ["tools"] and pg_js_app.resume("tools")["ok"]
+    get_tuple, loads_js = JsPostgresSaver.get_tuple, js_values.loads_js
+    loaded: list[str] = []
+    revived: list[bytes] = []
+
+    def counted_load(saver: Any, config: Any) -> Any:
+        loaded.append(config["configurable"]["thread_id"])
+        return get_tuple(saver, config)
+
+    def counted_revival(blob: bytes) -> Any:
+        revived.append(blob)
+        return loads_js(blob)
+
+    monkeypatch.setattr(JsPostgresSaver, "get_tuple", counted_load)
+    monkeypatch.setattr(js_values, "loads_js", counted_revival)
+    with open_saver(pg_js_app.target, read_only=True) as saver:
+        report = repair_threads(saver, dry_run=True, min_idle=timedelta(0))
+        assert report.threads_scanned == 3 and report.threads_needing_repair == 1
+        assert loaded == ["b1"]
+        during_scan, revived[:] = list(revived), []
+        saver.get_tuple({"configurable": {"thread_id": "b1", "checkpoint_ns": ""}})
+    assert sorted(during_scan) == sorted(revived)  # the bricked head's values, no others
