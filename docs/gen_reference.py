@@ -284,6 +284,13 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "`unreadable` and the run goes on",
         "any channel value or pending write; on SQLite, the whole checkpoint",
     ),
+    "foreign_format": (
+        "a write would not keep to the formats of the thread's rows (a serializer type "
+        "or version scheme the saver would not write, or a type unknown here); the "
+        "head's outcome is `foreign_format` and nothing is written (see [the formats a "
+        "thread keeps](../explanation/formats.md))",
+        "the whole thread, when a repair, undo or rewind would write on it",
+    ),
 }
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.support.cli_runs import run_cli
 from tests.support.js_app import JsApp
-from tests.support.js_rows import langgraph_js_store
+from tests.support.js_rows import langgraph_js_sqlite_store, langgraph_js_store
 
 
 def test_a_thread_interrupted_before_its_tools_is_bricked_by_a_new_message(js_app: JsApp) -> None:
@@ -35,5 +37,20 @@ def test_the_hand_written_store_of_the_docs_is_one_the_application_reads(
     failed = js_app.turn("doc-1", "hello?")
     assert not failed["ok"] and "Missing: call_0" in failed["error"]
     done = run_cli("repair", pg_uri, "--min-idle", "0")
+    assert done.returncode == 0, done.stderr
+    assert js_app.turn("doc-1", "hello again")["ok"]
+
+
+def test_the_hand_written_sqlite_store_of_the_docs_is_one_the_application_reads(
+    js_installed: None, tmp_path: Path
+) -> None:
+    path = tmp_path / "js-threads.sqlite"
+    langgraph_js_sqlite_store(path, ["doc-1"])
+    js_app = JsApp.on_file(path)
+    state = js_app.state("doc-1")
+    assert [m["type"] for m in state["messages"]] == ["human", "ai", "human"]
+    failed = js_app.turn("doc-1", "hello?")
+    assert not failed["ok"] and "Missing: call_0" in failed["error"]
+    done = run_cli("repair", js_app.target, "--min-idle", "0")
     assert done.returncode == 0, done.stderr
     assert js_app.turn("doc-1", "hello again")["ok"]

@@ -1,10 +1,13 @@
 """A LangGraph.js store written row by row, for pages that run without Node: the tables
-as `@langchain/langgraph-checkpoint-postgres` 1.0.5 creates them, and a thread's head as
-LangGraph.js 1.7.3 wrote it (tests/js_app; `tests/js` checks the application reads it)."""
+as `@langchain/langgraph-checkpoint-postgres` 1.0.5 (or `-sqlite` 1.0.4) creates them,
+and a thread's head as LangGraph.js 1.7.3 wrote it (tests/js_app; `tests/js` checks the
+application reads both)."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -101,3 +104,41 @@ def langgraph_js_store(uri: str, thread_ids: list[str]) -> None:
                     "VALUES (%s, %s, %s, %s, %s)",
                     (thread_id, channel, version, type_, blob),
                 )
+
+
+SQLITE_TABLES = [
+    """CREATE TABLE IF NOT EXISTS checkpoints (
+        thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+        checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT, type TEXT,
+        checkpoint BLOB, metadata BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id))""",
+    """CREATE TABLE IF NOT EXISTS writes (
+        thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+        checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, idx INTEGER NOT NULL,
+        channel TEXT NOT NULL, type TEXT, value BLOB,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))""",
+]
+SQLITE_VALUES = {"messages": BRICKED_HISTORY, "branch:to:agent": None}
+"""The head's values, inline in its row: a channel without one is not there."""
+
+
+def langgraph_js_sqlite_store(path: Path, thread_ids: list[str]) -> None:
+    """The same threads in a file as LangGraph.js's SQLite saver writes it: one `json`
+    row per checkpoint, values inline, metadata `json` too."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")
+        for statement in SQLITE_TABLES:
+            conn.execute(statement)
+        for n, thread_id in enumerate(thread_ids):
+            checkpoint_id = f"1f0ea180-91ba-6f40-8003-{n:012x}"
+            checkpoint = {**HEAD, "id": checkpoint_id, "channel_values": SQLITE_VALUES}
+            metadata = {"source": "loop", "step": 3, "parents": {}}
+            conn.execute(
+                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+                "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, '', ?, NULL, "
+                "'json', ?, ?)",
+                (thread_id, checkpoint_id, _json(checkpoint), _json(metadata)),
+            )
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
