@@ -153,14 +153,15 @@ async def test_the_async_api_repairs_and_undoes_in_the_store_format(js_app: JsAp
 
 
 def test_a_healthy_head_is_cleared_without_being_loaded(
-    pg_js_app: JsApp, monkeypatch: pytest.MonkeyPatch
+    js_app: JsApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """LangGraph.js's first look proves a healthy head clean from its stored JSON: only
     the bricked head is loaded, and only its values are revived into LangChain objects."""
-    bricked_store(pg_js_app, ["b1"])
-    asked = pg_js_app.turn("tools", "weather in Rome")
-    assert asked["next"] == ["tools"] and pg_js_app.resume("tools")["ok"]
-    get_tuple, loads_js = JsPostgresSaver.get_tuple, js_values.loads_js
+    bricked_store(js_app, ["b1"])
+    asked = js_app.turn("tools", "weather in Rome")
+    assert asked["next"] == ["tools"] and js_app.resume("tools")["ok"]
+    saver_type = saver_class(js_app)
+    get_tuple, loads_js = saver_type.get_tuple, js_values.loads_js
     loaded: list[str] = []
     revived: list[bytes] = []
 
@@ -172,9 +173,9 @@ def test_a_healthy_head_is_cleared_without_being_loaded(
         revived.append(blob)
         return loads_js(blob)
 
-    monkeypatch.setattr(JsPostgresSaver, "get_tuple", counted_load)
+    monkeypatch.setattr(saver_type, "get_tuple", counted_load)
     monkeypatch.setattr(js_values, "loads_js", counted_revival)
-    with open_saver(pg_js_app.target, read_only=True) as saver:
+    with open_saver(js_app.target, read_only=True) as saver:
         report = repair_threads(saver, dry_run=True, min_idle=timedelta(0))
         assert report.threads_scanned == 3 and report.threads_needing_repair == 1
         assert loaded == ["b1"]

@@ -16,7 +16,12 @@ from langgraph_checkpoint_repair.engine import repair_messages
 from langgraph_checkpoint_repair.js.values import MESSAGE_CLASSES, dumps_js, loads_js
 from langgraph_checkpoint_repair.stores.js_look import JS_MESSAGE_CLASSES
 from langgraph_checkpoint_repair.stores.look_helper import LookHelper
-from langgraph_checkpoint_repair.stores.plain import JS_HISTORIES, js_blob_is_clean, js_verdicts
+from langgraph_checkpoint_repair.stores.plain import (
+    JS_HISTORIES,
+    js_blob_is_clean,
+    js_checkpoint_verdict,
+    js_verdicts,
+)
 from tests.engine.test_engine_proof import valid_history
 from tests.support.generated import messy_history
 
@@ -30,11 +35,19 @@ def full_load_repairs(blob: bytes) -> bool:
     return bool(refused) or repair_messages(value).changed
 
 
+def sqlite_row(history: list[BaseMessage], **others: Any) -> bytes:
+    """A checkpoint row as LangGraph.js's SQLite saver writes it: values inline."""
+    values = {"messages": history, "branch:to:agent": None, **others}
+    return dumps_js({"v": 4, "id": "c", "channel_values": values, "channel_versions": {}})
+
+
 @SETTINGS
 @given(messy_history())
 def test_it_never_clears_a_history_the_full_load_would_repair(history: list[BaseMessage]) -> None:
     blob = dumps_js(history)
     if js_blob_is_clean(blob):
+        assert not full_load_repairs(blob)
+    if js_checkpoint_verdict(sqlite_row(history), ["messages"])[0]:
         assert not full_load_repairs(blob)
 
 
@@ -44,9 +57,26 @@ def test_it_clears_every_plain_clean_history(history: list[BaseMessage]) -> None
     blob = dumps_js(history)
     assert not full_load_repairs(blob)
     assert js_blob_is_clean(blob)
+    assert js_checkpoint_verdict(sqlite_row(history), ["messages"]) == (
+        True,
+        frozenset({"messages"}),
+    )
 
 
-def stored(history: list[BaseMessage]) -> list[Any]:
+def test_a_sqlite_row_with_a_constructor_elsewhere_goes_to_the_full_load() -> None:
+    ai = AIMessage("", id="a", tool_calls=[{"id": "c", "name": "t", "args": {}}])
+    history = [ai, ToolMessage("r", tool_call_id="c")]
+    assert js_checkpoint_verdict(sqlite_row(history), ["messages", "other"])[0]
+    hidden = sqlite_row(history, other={"x": [AIMessage("hidden")]})
+    assert js_checkpoint_verdict(hidden, ["messages"]) == (False, frozenset())
+    assert js_checkpoint_verdict(sqlite_row(history, notes="text"), ["notes"]) == (
+        False,
+        frozenset(),
+    )
+    assert js_checkpoint_verdict(b"{}", ["messages"]) == (False, frozenset())
+
+
+def stored(history: list[BaseMessage]) -> Any:
     return json.loads(dumps_js(history))
 
 

@@ -29,13 +29,39 @@ _IDS = {name: ["langchain_core", "messages", name] for name in JS_MESSAGE_CLASSE
 _CONSTRUCTOR = b'"constructor"'
 
 
-def decode_js_messages(blob: bytes) -> list[tuple[str, dict[str, Any]]] | None:
+Messages = list[tuple[str, dict[str, Any]]]
+
+
+def decode_js_messages(blob: bytes) -> Messages | None:
     """The stored list as (class name, kwargs) pairs; None where it is anything else, or
     holds a constructor other than its messages (counted in the bytes first: a string
     value or key "constructor" only sends the head to the full load). Odd items raise."""
     value = orjson.loads(blob)
     if type(value) is not list or blob.count(_CONSTRUCTOR) != len(value):
         return None
+    return _messages(value)
+
+
+def decode_js_checkpoint(blob: bytes, channels: list[str]) -> dict[str, Messages] | None:
+    """A checkpoint row of LangGraph.js's SQLite saver (values inline): each of the
+    `channels` it holds as (class name, kwargs) pairs; None where one is not such a list
+    or the row holds a constructor anywhere else."""
+    values = orjson.loads(blob)["channel_values"]
+    found = {channel: values[channel] for channel in channels if channel in values}
+    if any(type(value) is not list for value in found.values()):
+        return None
+    if blob.count(_CONSTRUCTOR) != sum(map(len, found.values())):
+        return None
+    decoded = {}
+    for channel, value in found.items():
+        messages = _messages(value)
+        if messages is None:
+            return None
+        decoded[channel] = messages
+    return decoded
+
+
+def _messages(value: list[Any]) -> Messages | None:
     messages = []
     for item in value:
         ident, kwargs = item["id"], item["kwargs"]

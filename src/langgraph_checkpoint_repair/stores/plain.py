@@ -33,7 +33,8 @@ _token_bound = importlib.import_module(_BOUND_MODULE)
 """`token_bound`; in the helper process, the module loaded from its file before this one."""
 history_bound: Callable[[Any], int | None] = _token_bound.history_bound
 _JS_MODULE = f"{__package__}.js_look" if __package__ else "js_look"
-decode_js_messages: Callable[[bytes], Any] = importlib.import_module(_JS_MODULE).decode_js_messages
+_js_look = importlib.import_module(_JS_MODULE)
+decode_js_messages: Callable[[bytes], Any] = _js_look.decode_js_messages
 
 _PYDANTIC_EXTS = (4, 5)  # EXT_PYDANTIC_V1, EXT_PYDANTIC_V2 in langgraph's JsonPlusSerializer
 _SNAPSHOT_EXT = 7  # EXT_DELTA_SNAPSHOT: a delta channel's whole value
@@ -264,6 +265,18 @@ def js_blob_is_clean(blob: bytes, budget: int | None = None) -> bool:
         return messages is not None and plain_history_is_clean(messages)
     except Exception:  # not JSON, or not as expected: let the full load decide
         return False
+
+
+def js_checkpoint_verdict(blob: bytes, channels: list[str]) -> tuple[bool, frozenset[str]]:
+    """A checkpoint row of LangGraph.js's SQLite saver: whether its `channels` are
+    certainly clean, and which of them it holds; (False, none) for anything odd."""
+    try:
+        decoded = _js_look.decode_js_checkpoint(blob, channels)
+        if decoded is None:
+            return False, frozenset()
+        return all(map(plain_history_is_clean, decoded.values())), frozenset(decoded)
+    except Exception:  # not JSON, or not as expected: let the full load decide
+        return False, frozenset()
 
 
 HISTORIES, WALKS, JS_HISTORIES = 0, 1, 2

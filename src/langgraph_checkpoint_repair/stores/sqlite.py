@@ -19,28 +19,42 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from ..decoding.integrity import StoredValue
+from ..js.values import JsJsonPlusSerializer
 from . import chain_rows
 from . import stored_values as values
 from .base import Head, Selection
 from .claims import claim
 from .generic import AsyncGenericStore, GenericStore
+from .plain import js_checkpoint_verdict
 from .plan import NewCheckpoint
 from .races import Planned, WriteOutcome, Written, head_moved, sibling_key, thread_key
 from .rewind import RowCopy, Rung
 
 _HEADS_SQL = """
-SELECT thread_id, checkpoint_ns, MAX(checkpoint_id)
-FROM checkpoints
-{where}
-GROUP BY thread_id, checkpoint_ns
-ORDER BY thread_id, checkpoint_ns
-LIMIT ?
+SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id,
+    CASE WHEN c.type = 'json' THEN c.checkpoint END,
+    EXISTS (SELECT 1 FROM writes w WHERE w.thread_id = h.thread_id
+        AND w.checkpoint_ns = h.checkpoint_ns AND w.checkpoint_id = h.checkpoint_id)
+FROM (
+    SELECT thread_id, checkpoint_ns, MAX(checkpoint_id) AS checkpoint_id
+    FROM checkpoints
+    {where}
+    GROUP BY thread_id, checkpoint_ns
+    ORDER BY thread_id, checkpoint_ns
+    LIMIT ?
+) AS h
+JOIN checkpoints c ON c.thread_id = h.thread_id AND c.checkpoint_ns = h.checkpoint_ns
+    AND c.checkpoint_id = h.checkpoint_id
+ORDER BY h.thread_id, h.checkpoint_ns
 """
+"""A page of heads, each with its row's JSON where it is LangGraph.js's (`json`, values
+inline) and whether it has pending writes: what the first look of such a head reads."""
 FIRST_HEADS_SQL = _HEADS_SQL.format(where="")
 NEXT_HEADS_SQL = _HEADS_SQL.format(where="WHERE (thread_id, checkpoint_ns) > (?, ?)")
 HEAD_ID_SQL = "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
@@ -64,8 +78,21 @@ def _counted(rows: list[Any], selection: Selection) -> int:
     return sum(1 for (thread_id,) in rows if selection.takes(str(thread_id)))
 
 
-def _selected(rows: list[Any], selection: Selection) -> list[Head]:
-    return [Head(str(t), str(ns), str(cid)) for t, ns, cid in rows if selection.takes(str(t))]
+def _selected(rows: list[Any], selection: Selection, serde: Any) -> list[Head]:
+    """The page's heads, each LangGraph.js head with its first look's verdict
+    (`plain.js_checkpoint_verdict`); every other head is loaded."""
+    looks = selection.token_budget is None and isinstance(serde, JsJsonPlusSerializer)
+    channels = list(selection.channels)
+    heads = []
+    for thread_id, ns, checkpoint_id, js_row, written in rows:
+        if not selection.takes(str(thread_id)):
+            continue
+        head = Head(str(thread_id), str(ns), str(checkpoint_id))
+        if looks and js_row is not None and not written:
+            clean, found = js_checkpoint_verdict(bytes(js_row), channels)
+            head = replace(head, maybe_broken=not clean, channels=found)
+        heads.append(head)
+    return heads
 
 
 def heads_query(after: tuple[str, str] | None, page_size: int) -> tuple[str, tuple[Any, ...]]:
@@ -121,7 +148,7 @@ class SqliteStore(GenericStore):
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])
-            yield _selected(rows, selection)
+            yield _selected(rows, selection, self.saver.serde)
 
     def count_heads(self, selection: Selection) -> int | None:
         with self.lock:
@@ -245,7 +272,7 @@ class AsyncSqliteStore(AsyncGenericStore):
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])
-            yield _selected(rows, selection)
+            yield _selected(rows, selection, self.saver.serde)
 
     async def count_heads(self, selection: Selection) -> int | None:
         return _counted(await self._all(THREADS_SQL, ()), selection)
