@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 
-from tests.support.cli_runs import run_cli
+from tests.support.cli_runs import last_json, run_cli
 from tests.support.js_app import JsApp
 from tests.support.js_rows import langgraph_js_sqlite_store, langgraph_js_store
 
@@ -54,3 +56,39 @@ def test_the_hand_written_sqlite_store_of_the_docs_is_one_the_application_reads(
     done = run_cli("repair", js_app.target, "--min-idle", "0")
     assert done.returncode == 0, done.stderr
     assert js_app.turn("doc-1", "hello again")["ok"]
+
+
+def test_hostile_rows_of_a_langgraph_js_sqlite_store_are_reported_not_crashed_on(
+    tmp_path: Path,
+) -> None:
+    """A row cut short is `undecodable`, one holding a class other than messages is
+    `refused_type`; the bricked thread beside them is repaired, and they are not written."""
+    path = tmp_path / "js-threads.sqlite"
+    langgraph_js_sqlite_store(path, ["cut", "foreign", "bricked"])
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = substr(checkpoint, 1, 99) WHERE thread_id = 'cut'"
+        )
+        (row,) = conn.execute(
+            "SELECT checkpoint FROM checkpoints WHERE thread_id = 'foreign'"
+        ).fetchone()
+        planted = json.loads(row)
+        planted["channel_values"]["prompt"] = {
+            "lc": 1, "type": "constructor", "id": ["langchain_core", "prompts", "PromptTemplate"],
+            "kwargs": {"template": "{x}"},
+        }  # fmt: skip
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = 'foreign'",
+            (json.dumps(planted).encode(),),
+        )
+    done = run_cli("repair", f"sqlite:///{path}", "--min-idle", "0", "--json")
+    assert done.returncode == 0, done.stderr
+    report = last_json(done.stdout)
+    assert report["threads_repaired"] == 1 and report["errors"] == []
+    assert report["skipped"] == {"unreadable": 1, "refused_type": 1}
+    assert report["refused_types"] == ["langchain_core.prompts.PromptTemplate"]
+    with sqlite3.connect(path) as conn:
+        counts = dict(
+            conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id")
+        )
+    assert counts == {"cut": 1, "foreign": 1, "bricked": 2}
