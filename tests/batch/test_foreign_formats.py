@@ -5,7 +5,9 @@ and `repair`, and not one of its rows changes."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -45,24 +47,54 @@ def put_broken(saver: Any, thread_id: str, versions: Any = None) -> Any:
     return checkpoint
 
 
-def sqlite_thread_rows(path: Path, thread_id: str) -> list[Any]:
-    with sqlite3.connect(path) as conn:
-        rows = conn.execute(
-            "SELECT * FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id", (thread_id,)
-        ).fetchall()
-        return (
-            rows + conn.execute("SELECT * FROM writes WHERE thread_id = ?", (thread_id,)).fetchall()
-        )
+@dataclass(frozen=True)
+class PythonStore:
+    """A store LangGraph's own saver writes, on SQLite or PostgreSQL, and its rows."""
+
+    target: str
+    on_sqlite: bool
+
+    @property
+    def path(self) -> str:
+        return self.target.removeprefix("sqlite:///")
+
+    def saver(self) -> Any:
+        if self.on_sqlite:
+            return SqliteSaver.from_conn_string(self.path)
+        return PostgresSaver.from_conn_string(self.target)
+
+    def execute(self, statement: str, *params: Any) -> None:
+        """A statement on the store, `?` for each parameter whatever the store."""
+        if self.on_sqlite:
+            with contextlib.closing(sqlite3.connect(self.path)) as lite, lite:
+                lite.execute(statement, params)
+        else:
+            with psycopg.connect(self.target) as conn:
+                conn.execute(statement.replace("?", "%s"), params)
+
+    def thread_rows(self, thread_id: str) -> list[Any]:
+        """Every row of the thread, in every table."""
+        tables = ["checkpoints", "writes"] if self.on_sqlite else POSTGRES_TABLES
+        rows: list[Any] = []
+        for table in tables:
+            query = f"SELECT * FROM {table} WHERE thread_id = ? ORDER BY 1, 2, 3"
+            if self.on_sqlite:
+                with contextlib.closing(sqlite3.connect(self.path)) as conn:
+                    rows.append(conn.execute(query, (thread_id,)).fetchall())
+            else:
+                with psycopg.connect(self.target) as conn:
+                    rows.append(conn.execute(query.replace("?", "%s"), (thread_id,)).fetchall())
+        return rows
 
 
-def postgres_thread_rows(uri: str, thread_id: str) -> list[Any]:
-    with psycopg.connect(uri) as conn:
-        return [
-            conn.execute(
-                f"SELECT * FROM {table} WHERE thread_id = %s ORDER BY 1, 2, 3", (thread_id,)
-            ).fetchall()
-            for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
-        ]
+POSTGRES_TABLES = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def python_store(request: pytest.FixtureRequest, tmp_path: Path) -> PythonStore:
+    if request.param == "sqlite":
+        return PythonStore(f"sqlite:///{tmp_path / 'threads.sqlite'}", on_sqlite=True)
+    return PythonStore(request.getfixturevalue("pg_uri"), on_sqlite=False)
 
 
 def assert_reported_and_left_alone(target: str, why: str, **env: str) -> None:
@@ -87,62 +119,42 @@ def assert_reported_and_left_alone(target: str, why: str, **env: str) -> None:
     assert "foreign_format" in done.stderr or "foreign_format" in done.stdout
 
 
-def test_a_json_typed_thread_on_a_python_sqlite_store_is_left_alone(tmp_path: Path) -> None:
-    path = tmp_path / "threads.sqlite"
-    with SqliteSaver.from_conn_string(str(path)) as saver:
+def test_a_json_typed_thread_on_a_python_store_is_left_alone(python_store: PythonStore) -> None:
+    """The planted thread's messages stored as `json` (a SQLite row, a PostgreSQL blob),
+    its versions still LangGraph's strings."""
+    with python_store.saver() as saver:
+        saver.setup()
         put_broken(saver, "plain")
         planted = put_broken(saver, "planted")
-    with sqlite3.connect(path) as conn:  # the same checkpoint, as JSON, versions still strings
-        conn.execute(
+    if python_store.on_sqlite:
+        stored = {k: v for k, v in planted.items() if k != "updated_channels"}
+        python_store.execute(
             "UPDATE checkpoints SET type = 'json', checkpoint = ? WHERE thread_id = 'planted'",
-            (dumps_js({k: v for k, v in planted.items() if k != "updated_channels"}),),
+            dumps_js(stored),
         )
-    before = sqlite_thread_rows(path, "planted")
-    assert_reported_and_left_alone(f"sqlite:///{path}", "its rows hold 'json'")
-    assert sqlite_thread_rows(path, "planted") == before
-
-
-def test_a_json_typed_blob_on_a_python_postgres_store_is_left_alone(pg_uri: str) -> None:
-    with PostgresSaver.from_conn_string(pg_uri) as saver:
-        saver.setup()
-        put_broken(saver, "plain")
-        put_broken(saver, "planted")
-    with psycopg.connect(pg_uri) as conn:
-        conn.execute(
-            "UPDATE checkpoint_blobs SET type = 'json', blob = %s WHERE thread_id = 'planted'",
-            (dumps_js(SUBGRAPH_HISTORY),),
+    else:
+        python_store.execute(
+            "UPDATE checkpoint_blobs SET type = 'json', blob = ? WHERE thread_id = 'planted'",
+            dumps_js(SUBGRAPH_HISTORY),
         )
-    before = postgres_thread_rows(pg_uri, "planted")
-    assert_reported_and_left_alone(pg_uri, "its rows hold 'json'")
-    assert postgres_thread_rows(pg_uri, "planted") == before
+    before = python_store.thread_rows("planted")
+    assert_reported_and_left_alone(python_store.target, "its rows hold 'json'")
+    assert python_store.thread_rows("planted") == before
 
 
-def test_an_unknown_type_name_in_a_sqlite_thread_is_left_alone(tmp_path: Path) -> None:
-    path = tmp_path / "threads.sqlite"
-    with SqliteSaver.from_conn_string(str(path)) as saver:
-        put_broken(saver, "plain")
-        first = saver.put(config("planted"), empty_checkpoint(), {"step": 0}, {})
-        saver.put_writes(first, [("notes", "x")], "task-1")
-        put_broken(saver, "planted")
-    with sqlite3.connect(path) as conn:  # an older checkpoint's write: the head still loads
-        conn.execute("UPDATE writes SET type = 'bson' WHERE thread_id = 'planted'")
-    before = sqlite_thread_rows(path, "planted")
-    assert_reported_and_left_alone(f"sqlite:///{path}", "type 'bson', unknown here")
-    assert sqlite_thread_rows(path, "planted") == before
-
-
-def test_an_unknown_type_name_in_a_postgres_thread_is_left_alone(pg_uri: str) -> None:
-    with PostgresSaver.from_conn_string(pg_uri) as saver:
+def test_an_unknown_type_name_in_a_thread_is_left_alone(python_store: PythonStore) -> None:
+    with python_store.saver() as saver:
         saver.setup()
         put_broken(saver, "plain")
         first = saver.put(config("planted"), empty_checkpoint(), {"step": 0}, {})
         saver.put_writes(first, [("notes", "x")], "task-1")
         put_broken(saver, "planted")
-    with psycopg.connect(pg_uri) as conn:
-        conn.execute("UPDATE checkpoint_writes SET type = 'bson' WHERE thread_id = 'planted'")
-    before = postgres_thread_rows(pg_uri, "planted")
-    assert_reported_and_left_alone(pg_uri, "type 'bson', unknown here")
-    assert postgres_thread_rows(pg_uri, "planted") == before
+    writes = "writes" if python_store.on_sqlite else "checkpoint_writes"
+    # an older checkpoint's write: the head still loads
+    python_store.execute(f"UPDATE {writes} SET type = 'bson' WHERE thread_id = 'planted'")
+    before = python_store.thread_rows("planted")
+    assert_reported_and_left_alone(python_store.target, "type 'bson', unknown here")
+    assert python_store.thread_rows("planted") == before
 
 
 def test_a_langgraph_js_thread_under_langgraphs_own_sqlite_saver_is_left_alone(
@@ -155,9 +167,10 @@ def test_a_langgraph_js_thread_under_langgraphs_own_sqlite_saver_is_left_alone(
         put_broken(saver, "plain")
     with sqlite3.connect(path, check_same_thread=False) as conn:
         put_broken(JsSqliteSaver(conn), "planted", versions=1)
-    before = sqlite_thread_rows(path, "planted")
+    store = PythonStore(f"sqlite:///{path}", on_sqlite=True)
+    before = store.thread_rows("planted")
     assert_reported_and_left_alone(PLAIN_SQLITE, "integers", **{SQLITE_ENV: str(path)})
-    assert sqlite_thread_rows(path, "planted") == before
+    assert store.thread_rows("planted") == before
 
 
 def test_undo_through_a_saver_of_another_format_writes_nothing(tmp_path: Path) -> None:
@@ -167,13 +180,14 @@ def test_undo_through_a_saver_of_another_format_writes_nothing(tmp_path: Path) -
         put_broken(JsSqliteSaver(conn), "planted", versions=1)
     with open_saver(f"sqlite:///{path}") as saver:
         run_id = repair_threads(saver, min_idle=timedelta(0)).run_id
-    before = sqlite_thread_rows(path, "planted")
+    store = PythonStore(f"sqlite:///{path}", on_sqlite=True)
+    before = store.thread_rows("planted")
     done = run_cli("undo", PLAIN_SQLITE, "--run", run_id, "--json", **{SQLITE_ENV: str(path)})
     report = last_json(done.stdout)
     assert report["threads_restored"] == 0 and report["threads_skipped"] == 1
     [skipped] = report["skipped"]
     assert skipped["reason"] == "foreign_format" and "integers" in skipped["detail"]
-    assert sqlite_thread_rows(path, "planted") == before
+    assert store.thread_rows("planted") == before
 
 
 def test_a_saver_known_only_through_its_api_never_gets_another_version_scheme() -> None:
