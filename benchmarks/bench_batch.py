@@ -196,15 +196,23 @@ def floor_ratios(uri: str, scan_once: Callable[[], Any]) -> tuple[float, float]:
         lambda: raw_read(uri, plain_decode),
         lambda: raw_read(uri, plain_decode, binary=True),
     ]
-    text_ratios, binary_ratios = [], []
-    for turn in range(FLOOR_ROUNDS):
-        seconds = [0.0, 0.0, 0.0]
-        for n in range(3):
-            which = (turn + n) % 3
-            seconds[which], _ = timed(works[which])
-        text_ratios.append(seconds[0] / seconds[1])
-        binary_ratios.append(seconds[0] / seconds[2])
+    rounds = rotated_rounds(works, FLOOR_ROUNDS)
+    text_ratios = [seconds[0] / seconds[1] for seconds in rounds]
+    binary_ratios = [seconds[0] / seconds[2] for seconds in rounds]
     return statistics.median(text_ratios), statistics.median(binary_ratios)
+
+
+def rotated_rounds(works: list[Callable[[], Any]], rounds: int) -> list[list[float]]:
+    """The seconds of each of `works` per round, run back to back, their order rotating
+    from round to round so that none is always first."""
+    measured = []
+    for turn in range(rounds):
+        seconds = [0.0] * len(works)
+        for n in range(len(works)):
+            which = (turn + n) % len(works)
+            seconds[which], _ = timed(works[which])
+        measured.append(seconds)
+    return measured
 
 
 def scan(saver: PostgresSaver, **settings: Any) -> Any:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from bench_batch import raw_read, scan, scan_saver, timed
+from bench_batch import raw_read, rotated_rounds, scan, scan_saver
 from bench_scale import Reads, bench_database, database_reads, in_database
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -178,14 +178,10 @@ def rounds_over(works: list[Callable[[], Any]], rounds: int) -> tuple[list[float
     for work in works[:2]:
         work()  # warm the store's pages (the server's cache, the file's)
     against_python, against_floor = [], []
-    for turn in range(rounds):
-        seconds = [0.0, 0.0, 0.0]
-        for n in range(3):
-            which = (turn + n) % 3
-            seconds[which], _ = timed(works[which])
+    for turn, seconds in enumerate(rotated_rounds(works, rounds)):
         against_python.append(seconds[0] / seconds[1])
         against_floor.append(seconds[0] / seconds[2])
-        print(f"  round {turn + 1}: {seconds[0] / seconds[1]:.2f}x  {seconds[0] / seconds[2]:.2f}x")
+        print(f"  round {turn + 1}: {against_python[-1]:.2f}x  {against_floor[-1]:.2f}x")
     return against_python, against_floor
 
 
