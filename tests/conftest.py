@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -40,8 +41,8 @@ def postgres_server() -> str:
     return POSTGRES_URI
 
 
-@pytest.fixture
-def pg_uri(postgres_server: str) -> Iterator[str]:
+@contextlib.contextmanager
+def fresh_schema(postgres_server: str) -> Iterator[str]:
     """A URI whose connections see only a fresh, empty schema of their own."""
     schema = f"t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(postgres_server, autocommit=True) as conn:
@@ -50,6 +51,20 @@ def pg_uri(postgres_server: str) -> Iterator[str]:
     yield f"{postgres_server}{separator}options={quote(f'-c search_path={schema}')}"
     with psycopg.connect(postgres_server, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture
+def pg_uri(postgres_server: str) -> Iterator[str]:
+    """A URI whose connections see only a fresh, empty schema of their own."""
+    with fresh_schema(postgres_server) as uri:
+        yield uri
+
+
+@pytest.fixture
+def other_pg_uri(postgres_server: str) -> Iterator[str]:
+    """Another fresh schema of the same database, beside `pg_uri`'s."""
+    with fresh_schema(postgres_server) as uri:
+        yield uri
 
 
 SAVER_KINDS = ["memory", "sqlite", "postgres", "amemory", "aiosqlite", "apostgres"]

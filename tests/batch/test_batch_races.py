@@ -28,10 +28,10 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.stores.ids import id_after
 from langgraph_checkpoint_repair.stores.plan import RUN_KEY
-from langgraph_checkpoint_repair.stores.postgres.base import claim_key
 from tests.support.agents import chat_graph
 from tests.support.batch_runs import head_messages, run_repair
 from tests.support.oracle import assert_valid
+from tests.support.postgres_threads import hold_claim
 from tests.support.seeding import (
     BROKEN_THREADS,
     config,
@@ -290,7 +290,7 @@ async def test_a_thread_another_run_holds_is_skipped_as_claimed_on_postgres(pg_u
         thread_ids = await seed_broken(store, 3)
         held = thread_ids[1]
         with psycopg.connect(pg_uri, autocommit=True) as other_run:
-            other_run.execute("SELECT pg_advisory_lock(%s, %s)", claim_key(held, ""))
+            hold_claim(other_run, held)
             report = await run_repair(store)
         assert {t.thread_id: t.outcome for t in report.threads} == {
             thread_ids[0]: "repaired",

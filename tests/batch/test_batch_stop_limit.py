@@ -12,8 +12,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from langgraph_checkpoint_repair.stores.plan import RUN_KEY
-from langgraph_checkpoint_repair.stores.postgres.base import claim_key
 from tests.support.batch_runs import run_repair
+from tests.support.postgres_threads import hold_claim
 from tests.support.seeding import seed_broken
 from tests.support.stores import Store
 
@@ -53,7 +53,7 @@ async def test_threads_another_run_holds_do_not_use_up_the_limit(pg_uri: str) ->
         thread_ids = await seed_broken(store, 3)
         first, second, third = sorted(thread_ids, reverse=True)  # the order a run takes them
         with psycopg.connect(pg_uri, autocommit=True) as other_run:
-            other_run.execute("SELECT pg_advisory_lock(%s, %s)", claim_key(first, ""))
+            hold_claim(other_run, first)
             report = await run_repair(store, concurrency=1, limit=1)
         outcomes = {t.thread_id: t.outcome for t in report.threads}
         assert outcomes == {first: "claimed", second: "repaired", third: "limit"}

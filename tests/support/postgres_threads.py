@@ -13,6 +13,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from psycopg.rows import dict_row
 
+from langgraph_checkpoint_repair.stores.postgres.base import SCHEMA_SQL, claim_key
 from tests.support.histories import ai, human
 from tests.support.many_threads import multiply
 from tests.support.seeding import config, seed
@@ -59,3 +60,11 @@ def postgres(uri: str, serde: Any = None) -> Iterator[Store]:
 
 def encrypted() -> EncryptedSerializer:
     return EncryptedSerializer.from_pycryptodome_aes(key=b"0123456789abcdef")
+
+
+def hold_claim(conn: psycopg.Connection[Any], thread_id: str, checkpoint_ns: str = "") -> None:
+    """Take the repair lock of a thread of the tables `conn` reads, as a run mid-repair
+    holds it (for the session, until `conn` closes)."""
+    row = conn.execute(SCHEMA_SQL).fetchone()
+    assert row is not None
+    conn.execute("SELECT pg_advisory_lock(%s, %s)", claim_key(thread_id, checkpoint_ns, row[0]))

@@ -43,6 +43,8 @@ class AsyncPostgresStore(AsyncGenericStore):
         super().__init__(saver)
         self.ranges: dict[tuple[int, int], shards.ThreadRange] = {}
         """Each shard's range, sampled once: the page reads and the count agree."""
+        self.schema: str | None = None
+        """The schema of the tables, read with the first claim (`base.SCHEMA_SQL`)."""
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
@@ -278,7 +280,10 @@ class AsyncPostgresStore(AsyncGenericStore):
 
     async def _lock(self, conn: AsyncConnection[Any], planned: Planned) -> bool:
         async with conn.cursor(row_factory=tuple_row) as cursor:
-            await cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(planned)))
+            if self.schema is None:
+                await cursor.execute(sql.SCHEMA_SQL)
+                self.schema = str((await cursor.fetchone())[0])  # type: ignore[index]
+            await cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(planned), self.schema))
             taken = await cursor.fetchone()
         return bool(taken and taken[0])
 

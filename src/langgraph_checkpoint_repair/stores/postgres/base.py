@@ -76,6 +76,11 @@ SELECT DISTINCT type FROM checkpoint_writes WHERE thread_id = %(thread_id)s
     AND checkpoint_ns = %(checkpoint_ns)s AND type IS NOT NULL"""
 """The serializer types of one thread's rows (`formats`): read before writing on it."""
 CLAIM_SQL = "SELECT pg_try_advisory_xact_lock(%s, %s)"
+SCHEMA_SQL = """
+SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.oid = to_regclass('checkpoints')"""
+"""The schema of the `checkpoints` table the session's search_path finds: part of
+every repair lock's key (`claim_key`)."""
 SIBLINGS_SQL = """
 SELECT count(*) FROM checkpoints
 WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
@@ -378,9 +383,11 @@ def loaded_is_clean(value: list[Any], budget: int | None) -> bool:
     return budget is None or count_tokens(value, None) <= budget
 
 
-def claim_key(thread_id: str, checkpoint_ns: str) -> tuple[int, int]:
-    """The two int4 keys of a (thread, namespace)'s repair lock: the same in every process."""
-    digest = hashlib.md5(f"{thread_id}\0{checkpoint_ns}".encode()).digest()
+def claim_key(thread_id: str, checkpoint_ns: str, schema: str) -> tuple[int, int]:
+    """The two int4 keys of a (thread, namespace)'s repair lock: the same in every process,
+    and another for the same thread id in the tables of another `schema` (`SCHEMA_SQL`),
+    since an advisory lock is the database's, whatever schema a run reads."""
+    digest = hashlib.md5(f"{schema}\0{thread_id}\0{checkpoint_ns}".encode()).digest()
     return CLAIM_LOCK_CLASS, int.from_bytes(digest[:4], "big", signed=True)
 
 

@@ -43,6 +43,8 @@ class PostgresStore(GenericStore):
         super().__init__(saver)
         self.ranges: dict[tuple[int, int], shards.ThreadRange] = {}
         """Each shard's range, sampled once: the page reads and the count agree."""
+        self.schema: str | None = None
+        """The schema of the tables, read with the first claim (`base.SCHEMA_SQL`)."""
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Connection[Any]]:
@@ -277,7 +279,10 @@ class PostgresStore(GenericStore):
     def _lock(self, conn: Connection[Any], planned: Planned) -> bool:
         """Whether this transaction now holds the thread's repair lock (no wait)."""
         with conn.cursor(row_factory=tuple_row) as cursor:
-            taken = cursor.execute(sql.CLAIM_SQL, sql.claim_key(*thread_key(planned))).fetchone()
+            if self.schema is None:
+                self.schema = str(cursor.execute(sql.SCHEMA_SQL).fetchone()[0])  # type: ignore[index]
+            key = sql.claim_key(*thread_key(planned), self.schema)
+            taken = cursor.execute(sql.CLAIM_SQL, key).fetchone()
         return bool(taken and taken[0])
 
     def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
