@@ -85,9 +85,12 @@ def test_extended_capabilities_delegate_to_the_inner_saver() -> None:
 
 
 async def test_version_scheme_serde_and_specs_are_the_inner_savers(store: Store) -> None:
+    serde = store.saver.serde
     wrapper = PatchingCheckpointer(store.saver)
-    assert wrapper.saver is store.saver
-    assert wrapper.serde is store.saver.serde
+    assert type(wrapper.saver) is type(store.saver)  # its own copy: the saver is left as it was
+    assert store.saver.serde is serde
+    proxy: Any = wrapper.serde
+    assert proxy.inner is store.saver.serde  # loads noted as they go, writes the saver's
     assert wrapper.config_specs == store.saver.config_specs
     first = store.saver.get_next_version(None, None)
     assert type(wrapper.get_next_version(None, None)) is type(first)

@@ -25,11 +25,11 @@ from tests.support.fakes import calls, model
 from tests.support.stores import Store
 
 
-def count_history_reads(store: Store) -> Counter[str]:
+def count_history_reads(store: Store, saver: Any = None) -> Counter[str]:
     """Count, per channel, the histories the saver's own walk reads: through its async
     method for an async store, its sync one otherwise (one may call the other)."""
     reads: Counter[str] = Counter()
-    saver: Any = store.saver
+    saver = saver or store.saver
     name = "aget_delta_channel_history" if store.is_async else "get_delta_channel_history"
     walk: Callable[..., Any] = getattr(saver, name)
 
@@ -58,10 +58,11 @@ async def test_a_deep_agents_files_are_read_once_per_load(store: Store) -> None:
     config = thread()
     await seed_files(store, config)
     raw_agent = deep_agent(model(), ToolBox(), store.saver)
-    wrapped_agent = deep_agent(model(), ToolBox(), PatchingCheckpointer(store.saver))
     expected = await store.get_state(raw_agent, config)
 
     reads = count_history_reads(store)
+    # the wrapper loads through its own copy of the saver, counted reads included
+    wrapped_agent = deep_agent(model(), ToolBox(), PatchingCheckpointer(store.saver))
     raw = await store.get_state(raw_agent, config)
     raw_reads = Counter(reads)
     reads.clear()
@@ -83,7 +84,7 @@ async def test_files_left_unasked_are_not_handed_to_another_checkpoint(store: St
     tuples = await store.list(store.saver, config)
     head, older = tuples[0], tuples[1]
     await store.get_tuple(wrapped, head.config)
-    reads = count_history_reads(store)
+    reads = count_history_reads(store, wrapped.saver)  # the wrapper reads through its copy
     if store.is_async:
         await wrapped.aget_delta_channel_history(config=older.config, channels=["files"])
     else:

@@ -94,6 +94,28 @@ async def test_a_moved_type_loads_as_the_new_class(
     assert lost_lines(caplog) == []
 
 
+async def test_the_saver_wrapped_is_left_as_it_was(store: Store, shop: Shop) -> None:
+    """The wrapper loads through a copy of its own: the raw saver's loads do not change,
+    and two wrappers with different mappings each see only their own."""
+    await placed(store, shop, "moved")
+    serde = store.saver.serde
+    raw_before = await store.get_state(order_graph(store.saver, None), config("moved"))
+    wrapped = PatchingCheckpointer(store.saver, moved_types={shop.old_type: shop.new_type})
+    elsewhere = PatchingCheckpointer(store.saver, moved_types={"gone.module:Old": "x.y:New"})
+    assert store.saver.serde is serde and not isinstance(serde, MovedTypesSerializer)
+    assert wrapped.saver is not store.saver and type(wrapped.saver) is type(store.saver)
+    raw_after = await store.get_state(order_graph(store.saver, None), config("moved"))
+    assert raw_after.values.get("order") == raw_before.values.get("order")
+    new = importlib.import_module(shop.new_name)
+    assert not isinstance(raw_after.values.get("order"), new.Order)
+    moved = await store.get_state(order_graph(wrapped, None), config("moved"))
+    assert isinstance(moved.values["order"], new.Order)
+    other = await store.get_state(order_graph(elsewhere, None), config("moved"))
+    assert not isinstance(other.values.get("order"), new.Order)
+    proxy: Any = elsewhere.saver.serde
+    assert proxy.moved == {("gone.module", "Old"): ("x.y", "New")}
+
+
 async def test_a_moved_type_stays_moved_through_a_listing(store: Store, shop: Shop) -> None:
     await placed(store, shop, "listed")
     wrapped = PatchingCheckpointer(store.saver, moved_types={shop.old_type: shop.new_type})

@@ -56,11 +56,13 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
     graph writes that channel.
 
     `moved_types` (`{"old.module:Old": "new.module:New"}`) makes loads rebuild a
-    stored type under its new name: the inner saver's serializer is wrapped so the
-    stored bytes name the new class before they are decoded. A stored value that does
-    not decode raises `UnreadableCheckpoint`; a type that cannot be rebuilt here is
-    logged, or raised, as `policy.lost_types` says. Over PostgreSQL, pending writes
-    of text holding U+0000 load with U+FFFD instead, so they can be stored.
+    stored type under its new name: the wrapper loads through a shallow copy of the
+    saver (as LangGraph's `with_allowlist` makes one) whose serializer renames the
+    stored bytes before they are decoded; the saver given is left as it was. A
+    stored value that does not decode raises `UnreadableCheckpoint`; a type that cannot
+    be rebuilt here is logged, or raised, as `policy.lost_types` says. Over PostgreSQL,
+    pending writes of text holding U+0000 load with U+FFFD instead, so they can be
+    stored.
     """
 
     saver: BaseCheckpointSaver[Any]
@@ -90,13 +92,12 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
             raise TypeError(f"expected a BaseCheckpointSaver, got {type(saver).__name__}")
         if policy is not None and not isinstance(policy, RepairPolicy):
             raise TypeError(f"policy must be a RepairPolicy, got {type(policy).__name__}")
-        self.saver = saver
         self.policy = policy or DEFAULT_POLICY
         check_channels(channels)
         self.channels = channels
         self.on_repair = on_repair
         self.moved_types: dict[TypeName, TypeName] = moved_from(moved_types)
-        install_moved_types(saver, self.moved_types)
+        self.saver = with_moved_types(saver, self.moved_types)
         self._view = LoadRepairer(self.policy, channels, on_repair)
         self._guard = LoadGuard(self.policy.lost_types, scrubs_nul(saver))
         self._verified = VerifiedChains()
@@ -120,8 +121,7 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
 
     @serde.setter
     def serde(self, value: SerializerProtocol) -> None:
-        self.saver.serde = value
-        install_moved_types(self.saver, self.moved_types)
+        self.saver.serde = MovedTypesSerializer(value, self.moved_types)  # the wrapper's copy
 
     @property
     def config_specs(self) -> list[Any]:
@@ -131,18 +131,19 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         return self.saver.get_next_version(current, channel)
 
 
-def install_moved_types(
+def with_moved_types(
     saver: BaseCheckpointSaver[Any], moved: Mapping[TypeName, TypeName]
-) -> None:
-    """Put the loading proxy on the saver's serializer (once), with `moved` added:
-    the saver's own loads then hand out the new classes and note what they meet."""
+) -> BaseCheckpointSaver[Any]:
+    """A shallow copy of `saver` (its connection, lock and data shared) whose serializer
+    is the loading proxy with `moved`: its loads hand out the new classes and note what
+    they meet. `saver` itself is left as it was, so it loads as before, and two wrappers
+    of one saver each see only their own mappings."""
     serde: Any = saver.serde
-    if isinstance(serde, MovedTypesSerializer):
-        if all(serde.moved.get(old) == new for old, new in moved.items()):
-            return
-        saver.serde = MovedTypesSerializer(serde.inner, {**serde.moved, **moved})
-        return
-    saver.serde = MovedTypesSerializer(serde, moved)
+    if isinstance(serde, MovedTypesSerializer):  # a wrapper's copy: one proxy, both mappings
+        serde, moved = serde.inner, {**serde.moved, **moved}
+    copied = copy.copy(saver)
+    copied.serde = MovedTypesSerializer(serde, moved)
+    return copied
 
 
 def _loaded(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> CheckpointTuple | None:
@@ -272,7 +273,7 @@ def _with_allowlist(
     wrapped = PatchingCheckpointer(
         inner, policy=self.policy, channels=self.channels, on_repair=self.on_repair
     )
-    install_moved_types(inner, self.moved_types)
+    wrapped.saver = with_moved_types(inner, self.moved_types)
     wrapped.moved_types = self.moved_types
     wrapped._verified = self._verified
     return wrapped
