@@ -219,9 +219,12 @@ NO_ROWS_SEEN = None
         (rows("integer", "json"), rows("string", "msgpack"), "integers"),
         (RowFormat(NO_ROWS_SEEN, "integer"), RowFormat(NO_ROWS_SEEN, "string"), "integers"),
         (rows("mixed", "json"), rows("integer", "json"), "both"),
-        (rows("string", "json", "msgpack"), rows("string", "msgpack"), "'json'"),
-        (rows("string", "msgpack+aes"), rows("string", "msgpack"), "unknown"),
-        (rows("string", "msgpack+aes"), rows("string", "msgpack+aes"), None),
+        (rows("string", "json"), rows("string", "msgpack"), "write 'msgpack'"),
+        (rows("string", "json", "msgpack"), rows("string", "msgpack"), None),
+        (rows("string", "bson", "msgpack"), rows("string", "msgpack"), "'bson', unknown"),
+        (rows("string", "msgpack+aes"), rows("string", "msgpack"), "write 'msgpack'"),
+        (rows("string", "msgpack+aes", "null+aes"), rows("string", "msgpack+aes"), None),
+        (rows("string", "msgpack", "msgpack+aes"), rows("string", "msgpack+aes"), None),
     ],
 )
 def test_the_rule(stored: RowFormat, written: RowFormat, why: str | None) -> None:

@@ -6,9 +6,10 @@ its channel versions (LangGraph writes strings, LangGraph.js integers). A checkp
 the command appends is written by the saver it opened, whose own format is known
 before anything is written: the type its serializer gives a list of messages (or
 LangGraph.js's `json` where the saver writes LangGraph.js's rows) and the type of the
-next version it counts. Where the two differ, or the rows hold a type this command
-does not know, the thread is reported and left alone: the application would fail on
-a row it never wrote. Pure: the stores read the types, the runner asks.
+next version it counts. A write goes ahead only where the thread's rows already hold
+that type and count versions that way, and hold no type this command does not know;
+otherwise the thread is reported and left alone: the application would fail on a row
+it never wrote. Pure: the stores read the types, the runner asks.
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ from langchain_core.messages import HumanMessage
 
 KNOWN_TYPES = frozenset({"msgpack", "json", "null", "empty", "bytes", "bytearray", "pickle"})
 """The serializer types LangGraph and LangGraph.js write (`empty`: PostgreSQL's blob row
-of a channel without a value)."""
-NEUTRAL_TYPES = frozenset({"null", "empty", "bytes", "bytearray"})
-"""Types whose bytes are the value itself, or none: any writer's rows may hold them."""
+of a channel without a value), each also under an encrypting serializer's suffix
+(`msgpack+aes`)."""
 
 Scheme = Literal["integer", "string", "mixed"]
 
@@ -69,8 +69,7 @@ def written_format(saver: Any, checkpoint: Mapping[str, Any]) -> RowFormat:
     if following == "integer" and getattr(saver, "writes_langgraph_js", False):
         return RowFormat(frozenset({"json"}), following)
     type_, _ = saver.serde.dumps_typed([HumanMessage("")])
-    # LangGraph's serializer falls back to pickle, where allowed, for what msgpack cannot hold
-    return RowFormat(frozenset({type_, "pickle"} if type_ == "msgpack" else {type_}), following)
+    return RowFormat(frozenset({type_}), following)
 
 
 def foreign_format(stored: RowFormat, written: RowFormat) -> str | None:
@@ -85,11 +84,12 @@ def foreign_format(stored: RowFormat, written: RowFormat) -> str | None:
         )
     if stored.types is None or written.types is None:
         return None
-    other = stored.types - written.types - NEUTRAL_TYPES
-    if other - KNOWN_TYPES:
-        return f"its rows hold serializer type {_names(other - KNOWN_TYPES)}, unknown here"
-    if other:
-        return f"its rows hold {_names(other)}; this saver would write {_names(written.types)}"
+    unknown = {t for t in stored.types - written.types if t.partition("+")[0] not in KNOWN_TYPES}
+    if unknown:
+        return f"its rows hold serializer type {_names(unknown)}, unknown here"
+    new = written.types - stored.types
+    if stored.types and new:
+        return f"its rows hold {_names(stored.types)}; a repair would write {_names(new)}"
     return None
 
 
