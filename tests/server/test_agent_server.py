@@ -229,7 +229,8 @@ def test_the_example_and_its_five_line_form_serve(tmp_path: Path) -> None:
                 input={"messages": [{"role": "user", "content": "weather?"}]},
             )
             assert answer["messages"][-1]["content"] == "Here it is: It is sunny in Paris."
-            assert "Using custom checkpointer: PatchingCheckpointer[AsyncJsSqliteSaver]" in server.log
+            expected = "Using custom checkpointer: PatchingCheckpointer[AsyncJsSqliteSaver]"
+            assert expected in server.log
 
 
 def test_pool_size_policy_and_channels_come_from_the_environment() -> None:
