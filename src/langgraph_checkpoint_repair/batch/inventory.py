@@ -18,9 +18,10 @@ from ..stores import astore_for, store_for
 from ..stores.stored_values import ThreadBlobs
 from .runner import stored_saver
 
-NEEDS_LISTING: tuple[Status, ...] = ("allowed", "refused")
-"""Statuses whose types an application must list before strict msgpack (a lost type
-cannot be built whatever the list says; a safe one is LangGraph's own)."""
+NEEDS_LISTING: tuple[Status, ...] = ("allowed", "refused", "lost")
+"""Statuses whose types an application must list before strict msgpack: every type
+outside LangGraph's own safe set. A lost type is one whose module is not found where
+the command runs, which may be only because the application's code is elsewhere."""
 
 
 @dataclass(frozen=True)

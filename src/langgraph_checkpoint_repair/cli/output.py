@@ -119,7 +119,12 @@ def print_types(inventory: TypeInventory, out: TextIO) -> None:
     lost = [type_text(count.type_name) for count in inventory.types if count.status == "lost"]
     if lost:
         named = one_line(", ".join(lost))
-        out.write(f"lost (not found here; `scan` names the threads): {named}\n")
+        out.write(
+            f"not found here (lost; `scan` names the threads): {named}\n"
+            "  listed below all the same: this command sees the application's types only "
+            "where their modules import (run it in the application's environment, or with "
+            "its code on PYTHONPATH)\n"
+        )
     if inventory.values_undecodable:
         out.write(f"{inventory.values_undecodable:,} stored values do not decode (see `scan`)\n")
     out.write(f"allowed_msgpack_modules={inventory.allowed_msgpack_modules!r}\n")
