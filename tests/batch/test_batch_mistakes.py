@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy
 from langgraph_checkpoint_repair.batch import RunOptions, repair_threads
-from langgraph_checkpoint_repair.batch.options import Pacer
+from langgraph_checkpoint_repair.batch.pacing import Pacer
 from langgraph_checkpoint_repair.engine.policy import policy_from_settings
 from tests.support.batch_runs import all_checkpoints, run_repair
 from tests.support.seeding import seed

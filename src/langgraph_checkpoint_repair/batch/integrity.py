@@ -13,8 +13,9 @@ import ormsgpack
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ..decoding.integrity import NUL, Finding, StoredValue, inspect_values, trust_of
+from ..decoding.integrity import Finding, StoredValue, inspect_values, trust_of
 from ..decoding.names import OPTION, TypeName, one_line, type_text
+from ..decoding.nul import NUL
 from ..decoding.rename import rename_types
 from ..decoding.strict import StrictSerializer
 from ..engine import RepairAction

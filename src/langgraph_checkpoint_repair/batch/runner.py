@@ -35,7 +35,8 @@ from ..stores.rewind import AncestorWalk, left_unreadable, rewind_assessment, re
 from ..stores.rewrites import RewritePlan, nul_rewrites
 from ..targets.redact import first_line
 from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
-from .options import Pacer, ProgressFn, Quota, RunOptions, ThreadFn, outcome_before_writing
+from .options import ProgressFn, RunOptions, ThreadFn, outcome_before_writing
+from .pacing import Pacer, Quota
 from .report import RunReport, StoreLost, thread_order
 from .rewind import Loaded, awalk_to_readable, walk_to_readable
 

@@ -31,7 +31,7 @@ from ..stores.rewind import RowCopy, undo_copy, undone_by_copy
 from ..stores.rewrites import WriteRewrite, by_checkpoint
 from ..targets.redact import first_line
 from . import checks
-from .options import Pacer
+from .pacing import Pacer
 from .report import UndoReport, UnknownRun
 from .runner import stored_saver
 

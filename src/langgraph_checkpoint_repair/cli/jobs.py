@@ -290,9 +290,7 @@ class Job:
         if self.args.json:
             print_json({"applied": applied or [], "audit_tables": applied is not None}, self.out)
         elif applied is None:
-            self.out.write(
-                "nothing to migrate: this store keeps its audit in checkpoint metadata\n"
-            )
+            self.out.write(NOTHING_TO_MIGRATE)
         else:
             self.out.write(f"applied: {', '.join(applied)}\n" if applied else "up to date\n")
         return EXIT_OK

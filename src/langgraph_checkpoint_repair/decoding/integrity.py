@@ -18,12 +18,12 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from .finders import type_status
 from .names import OPTION, UndecodableBytes, named_types, one_line, type_text
+from .nul import NUL
 from .strict import SAFE_METHODS, SAFE_TYPES, StrictSerializer
 
 FindingCode = Literal["nul_text", "lost_type", "undecodable", "foreign_format"]
 FINDING_CODES: tuple[FindingCode, ...] = ("nul_text", "lost_type", "undecodable", "foreign_format")
 """`foreign_format`: a write on the thread would change its rows' format (`stores.formats`)."""
-NUL = "\x00"
 WITHOUT_VALUE = frozenset({"null", "empty", "bytes", "bytearray"})
 """Stored types whose bytes are the value itself, or none: nothing to decode."""
 
