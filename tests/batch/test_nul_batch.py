@@ -1,5 +1,5 @@
-"""The `nul_text` repair through the Python API (DESIGN s17): a real graph bricks a
-real PostgreSQL thread with text holding U+0000 in a pending write; the run rewrites
+"""The `nul_text` repair through the Python API (`docs/how-to/unreadable-threads.md`): a real graph
+bricks a real PostgreSQL thread with text holding U+0000 in a pending write; the run rewrites
 that write in place, so the resume applies it without running its task again, and
 undo puts the original bytes back. Sync and async runs, real savers, no mocks."""
 

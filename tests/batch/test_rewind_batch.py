@@ -1,5 +1,5 @@
-"""`rewind_unreadable` (DESIGN s17): a head whose stored bytes do not decode gets a new
-head copying its newest readable ancestor, audited, and undone by copying the
+"""`rewind_unreadable` (`docs/how-to/unreadable-threads.md`): a head whose stored bytes do not
+decode gets a new head copying its newest readable ancestor, audited, and undone by copying the
 unreadable row back, as stored. Real chat graphs on real SQLite and PostgreSQL
 savers, sync and async; SQL cuts the stored bytes short."""
 

@@ -1,5 +1,5 @@
-"""Threads lost to their bytes, as the command finds them (DESIGN s17): a type whose
-module is gone, a head that does not decode, text holding U+0000 in a pending write
+"""Threads lost to their bytes, as the command finds them (`docs/how-to/unreadable-threads.md`): a
+type whose module is gone, a head that does not decode, text holding U+0000 in a pending write
 on PostgreSQL. Real graphs write them on real SQLite and PostgreSQL stores; the real
 command reads them in a child process."""
 

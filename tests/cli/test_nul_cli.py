@@ -1,5 +1,5 @@
-"""The `nul_text` repair as the command does it (DESIGN s17): a real graph bricks a
-PostgreSQL thread with U+0000 in a pending write; `repair` rewrites that write in
+"""The `nul_text` repair as the command does it (`docs/how-to/unreadable-threads.md`): a real graph
+bricks a PostgreSQL thread with U+0000 in a pending write; `repair` rewrites that write in
 place, the application's resume then applies it without running its task again, and
 `undo --run` brings the brick back byte for byte. The real command, in a child process."""
 

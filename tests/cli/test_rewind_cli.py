@@ -1,4 +1,5 @@
-"""`langgraph-repair repair --rewind-unreadable` as operators run it (DESIGN s17): real
+"""`langgraph-repair repair --rewind-unreadable` as operators run it
+(`docs/how-to/unreadable-threads.md`): real
 chat graphs on real SQLite and PostgreSQL stores, heads cut short with SQL, the real
 command in a child process, the plain saver reading the result."""
 

@@ -1,4 +1,5 @@
-"""Threads lost to their bytes, made by real graphs on real savers (DESIGN s17): text
+"""Threads lost to their bytes, made by real graphs on real savers
+(`docs/how-to/unreadable-threads.md`): text
 holding U+0000 that PostgreSQL refuses, a dataclass whose module is gone, a head whose
 stored bytes were cut short."""
 

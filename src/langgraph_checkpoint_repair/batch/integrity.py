@@ -1,5 +1,5 @@
-"""What the batch job makes of a head's stored bytes (DESIGN s17): the pure part
-shared by the sync and async runs. The stores read the bytes (`stored_values`);
+"""What the batch job makes of a head's stored bytes (`docs/how-to/unreadable-threads.md`): the
+pure part shared by the sync and async runs. The stores read the bytes (`stored_values`);
 `decoding.integrity` finds what is wrong with them."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`inventory_types` and its async twin: every type a store's threads name, before an
-application turns strict msgpack on (DESIGN s17). Reads only; builds and imports
-nothing a stored name says, except the types the operator allowed."""
+application turns strict msgpack on (`docs/how-to/unreadable-threads.md`). Reads only; builds and
+imports nothing a stored name says, except the types the operator allowed."""
 
 from __future__ import annotations
 

@@ -364,7 +364,7 @@ class _Run:
         self, tup: CheckpointTuple, values: list[StoredValue] | None, assessment: Assessment
     ) -> RewritePlan | None:
         """The head's pending writes to rewrite in place: text holding U+0000 where the
-        store refuses it (DESIGN s17); None when there is none."""
+        store refuses it (`docs/how-to/unreadable-threads.md`); None when there is none."""
         if not self.store.nul_matters or values is None:
             return None
         if not any(finding.code == "nul_text" for finding in assessment.findings):

@@ -1,4 +1,4 @@
-"""Findings about stored bytes (DESIGN s17): a value that does not decode
+"""Findings about stored bytes (`docs/how-to/unreadable-threads.md`): a value that does not decode
 (`undecodable`), a type this environment cannot rebuild (`lost_type`), text
 PostgreSQL refuses to keep (`nul_text`). Pure: the stores hand over the bytes.
 

@@ -33,7 +33,8 @@ ActionKind = Literal[
     # Stored bytes (the batch job, with `--type-moved`): a lost type renamed in place of
     # the class it moved to, no object built:
     "type_moved",
-    # Stored bytes (DESIGN s17), the batch job on PostgreSQL only: a pending write's text
+    # Stored bytes (`docs/how-to/unreadable-threads.md`), the batch job on PostgreSQL only: a
+    # pending write's text
     # rewritten in place, U+0000 replaced by U+FFFD or (nul_text="strip") removed:
     "nul_replaced",
     "nul_stripped",

@@ -1,4 +1,5 @@
-"""Rewinding a thread whose head does not decode (DESIGN s17, `--rewind-unreadable`):
+"""Rewinding a thread whose head does not decode (`docs/how-to/unreadable-threads.md`,
+`--rewind-unreadable`):
 the pure part. The walk to the newest readable ancestor, the checkpoint that copies
 it on top of the unreadable head, and the row copy that undoes it. No I/O: the
 stores read the chain's rows, `batch.rewind` loads the ancestors."""

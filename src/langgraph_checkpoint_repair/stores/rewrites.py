@@ -1,4 +1,5 @@
-"""Pending writes rewritten in place (DESIGN s17, `nul_text`): the pure part.
+"""Pending writes rewritten in place (`docs/how-to/unreadable-threads.md`, `nul_text`): the pure
+part.
 
 A pending write belongs to its checkpoint: its task id derives from it, and a
 resume applies it instead of running its task again. Carried to a new checkpoint
