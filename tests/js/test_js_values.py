@@ -3,9 +3,14 @@ form LangChain.js revives; LangGraph.js's checkpoints told apart and shaped."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from decimal import Decimal
+from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -15,7 +20,9 @@ from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
 from langgraph_checkpoint_repair.engine import repair_messages
 from langgraph_checkpoint_repair.js import rows
 from langgraph_checkpoint_repair.js.values import JsJsonSerializer, dumps_js, js_serde, loads_js
+from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
 from tests.support.generated import messy_history
+from tests.support.js_rows import langgraph_js_sqlite_store
 
 # As LangGraph.js 1.7.3 stored them (tests/js_app): a message field left `undefined`.
 JS_HISTORY = (
@@ -138,3 +145,30 @@ def test_a_saver_opened_without_a_serializer_reads_as_langgraphs_default() -> No
     assert isinstance(shared, JsJsonSerializer) and shared.refused is strict.refused
     own = JsonPlusSerializer()
     assert js_serde(own) is own
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_no_pending_write_is_written_to_a_langgraph_js_sqlite_thread(
+    tmp_path: Path, is_async: bool
+) -> None:
+    """A write of LangGraph's own format there would be unreadable to the application:
+    the saver refuses it, and the file is left as it was."""
+    path = tmp_path / "js-threads.sqlite"
+    langgraph_js_sqlite_store(path, ["js-1"])
+    config: Any = {"configurable": {"thread_id": "js-1", "checkpoint_ns": ""}}
+    async with aopen_saver(f"sqlite:///{path}") if is_async else _sync(path) as saver:
+        tup = await saver.aget_tuple(config) if is_async else saver.get_tuple(config)
+        assert tup is not None
+        with pytest.raises(NotImplementedError, match=r"LangGraph\.js thread"):
+            if is_async:
+                await saver.aput_writes(tup.config, [("notes", "x")], "task-1")
+            else:
+                saver.put_writes(tup.config, [("notes", "x")], "task-1")
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM writes").fetchone() == (0,)
+
+
+@contextlib.asynccontextmanager
+async def _sync(path: Path) -> Any:
+    with open_saver(f"sqlite:///{path}") as saver:
+        yield saver
