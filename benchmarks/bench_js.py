@@ -5,7 +5,8 @@ thread on PostgreSQL: five tool turns (asked, interrupted before the tool, resum
 five chat turns, 30 messages. Its head, read back (every channel), is written by
 LangGraph's own PostgresSaver as the Python twin. Each head (its checkpoint row, its blobs and its
 pending writes) is copied under N thread ids (default 20,000) by one INSERT ... SELECT
-per table, each store in its own schema of a database of this benchmark's own. Then
+per table, and the template's own history deleted, each store in its own schema of a
+database of this benchmark's own. Then
 `ROUNDS` rounds, in one process, of three measures back to back (their order rotating):
 
 - `scan` of the LangGraph.js store (`repair_threads`, a dry run, as the command runs it);
@@ -146,6 +147,8 @@ def copy_head(uri: str, threads: int) -> None:
                 f"WHERE thread_id = '{TEMPLATE}' AND {where}",
                 params,
             )
+        for table in COPY_SQL:  # the template's history goes: the store holds the copies alone
+            conn.execute(f"DELETE FROM {table} WHERE thread_id = %s", (TEMPLATE,))
         conn.execute("ANALYZE")
 
 
@@ -226,7 +229,7 @@ def postgres_main(server: str, threads: int, rounds: int) -> None:
         size = python_twin(js_uri, PostgresSaver.from_conn_string(py_uri))
         for uri in (js_uri, py_uri):
             copy_head(uri, threads)
-        print(f"{threads:,} threads of {size} messages in each store (+ the template)")
+        print(f"{threads:,} threads of {size} messages in each store")
         print(ROUNDS_TITLE)
         python, floor = rounds_of(js_uri, py_uri, rounds)
         print(f"median: {statistics.median(python):.2f}x  {statistics.median(floor):.2f}x")
@@ -253,7 +256,9 @@ def sqlite_main(threads: int, rounds: int) -> None:
                     "SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?", (TEMPLATE,)
                 ).fetchone()
                 conn.execute(SQLITE_COPY_SQL, (threads, head))
-        print(f"SQLite: {threads:,} threads in each file (+ the template)")
+                for table in ("checkpoints", "writes"):
+                    conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (TEMPLATE,))
+        print(f"SQLite: {threads:,} threads in each file")
         print(ROUNDS_TITLE)
         works = [scan_once(js_target), scan_once(py_target), lambda: read_sqlite(js_file)]
         python, floor = rounds_over(works, rounds)
