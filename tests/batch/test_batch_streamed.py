@@ -9,8 +9,7 @@ from typing import Any
 
 from langgraph_checkpoint_repair.batch import RunReport, ThreadReport
 from langgraph_checkpoint_repair.batch.report import thread_order
-from langgraph_checkpoint_repair.batch.runner import stored_saver
-from langgraph_checkpoint_repair.stores import astore_for, store_for
+from langgraph_checkpoint_repair.stores import astore_for, store_for, stored_saver
 from langgraph_checkpoint_repair.stores.base import Selection
 from tests.support.batch_runs import run_repair
 from tests.support.seeding import seed

@@ -8,15 +8,14 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from ..stores import astore_for, store_for
 from .options import RunOptions
-from .runner import stored_saver
 
 
 def count_heads(saver: BaseCheckpointSaver[Any], options: RunOptions) -> int | None:
     """The number of (thread, namespace) heads `options` selects; None when unknown
     without listing the store (any saver but PostgreSQL and SQLite)."""
-    return store_for(stored_saver(saver)).count_heads(options.selection)
+    return store_for(saver).count_heads(options.selection)
 
 
 async def acount_heads(saver: BaseCheckpointSaver[Any], options: RunOptions) -> int | None:
     """The async twin of `count_heads`."""
-    return await astore_for(stored_saver(saver)).count_heads(options.selection)
+    return await astore_for(saver).count_heads(options.selection)

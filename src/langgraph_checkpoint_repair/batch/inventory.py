@@ -16,7 +16,6 @@ from ..decoding.names import UndecodableBytes, named_types, type_text
 from ..decoding.strict import SAFE_METHODS, SAFE_TYPES
 from ..stores import astore_for, store_for
 from ..stores.stored_values import ThreadBlobs
-from .runner import stored_saver
 
 NEEDS_LISTING: tuple[Status, ...] = ("allowed", "refused", "lost")
 """Statuses whose types an application must list before strict msgpack: every type
@@ -113,7 +112,7 @@ def inventory_types(
     its status: `safe`, `allowed` (in `allowed` and importable), `refused` or `lost`.
     Writes nothing. Needs a store whose bytes can be read (PostgreSQL, SQLite)."""
     tally = _Tally()
-    for page in store_for(stored_saver(saver)).type_pages(all_checkpoints):
+    for page in store_for(saver).type_pages(all_checkpoints):
         tally.add(page)
     return tally.inventory(allowed)
 
@@ -126,6 +125,6 @@ async def ainventory_types(
 ) -> TypeInventory:
     """The async twin of `inventory_types`."""
     tally = _Tally()
-    async for page in astore_for(stored_saver(saver)).type_pages(all_checkpoints):
+    async for page in astore_for(saver).type_pages(all_checkpoints):
         tally.add(page)
     return tally.inventory(allowed)

@@ -26,7 +26,6 @@ from ..stores.faults import store_lost
 from ..stores.formats import why_foreign
 from ..stores.plan import assess, tuple_key
 from .integrity import findings_of, needs_inspection, unreadable
-from .runner import stored_saver
 
 
 class ThreadNotFound(ValueError):
@@ -115,7 +114,7 @@ def preview_thread(
     policy: RepairPolicy | None = None,
 ) -> ThreadPreview:
     """What `repair` would do to the head of `thread_id` now; writes nothing."""
-    store = store_for(stored_saver(saver))
+    store = store_for(saver)
     with refusals() as refused:
         try:
             stored = store.saver.get_tuple(_head_config(thread_id, checkpoint_ns))
@@ -143,7 +142,7 @@ async def apreview_thread(
     policy: RepairPolicy | None = None,
 ) -> ThreadPreview:
     """The async twin of `preview_thread`."""
-    store = astore_for(stored_saver(saver))
+    store = astore_for(saver)
     with refusals() as refused:
         try:
             stored = await store.saver.aget_tuple(_head_config(thread_id, checkpoint_ns))

@@ -43,13 +43,6 @@ from .rewind import Loaded, awalk_to_readable, walk_to_readable
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
 
-def stored_saver(saver: BaseCheckpointSaver[Any]) -> BaseCheckpointSaver[Any]:
-    """The saver that holds the data: a wrapper (e.g. PatchingCheckpointer, whose
-    loads show a repaired view) is looked through, so the job sees what is stored."""
-    inner = getattr(saver, "saver", None)
-    return stored_saver(inner) if isinstance(inner, BaseCheckpointSaver) else saver
-
-
 def repair_threads(
     saver: BaseCheckpointSaver[Any],
     options: RunOptions | None = None,
@@ -74,7 +67,7 @@ def repair_threads(
     none in `threads`, so a run's memory stays flat however many heads are broken.
     """
     options = options or RunOptions(**settings)
-    store = store_for(stored_saver(saver))
+    store = store_for(saver)
     run = _SyncRun(store, options, command, (on_progress, on_thread), stop)
     return run.run()
 
@@ -91,7 +84,7 @@ async def arepair_threads(
 ) -> RunReport:
     """The async twin of `repair_threads`."""
     options = options or RunOptions(**settings)
-    store = astore_for(stored_saver(saver))
+    store = astore_for(saver)
     run = _AsyncRun(store, options, command, (on_progress, on_thread), stop)
     return await run.run()
 
@@ -611,6 +604,6 @@ def migrate(saver: BaseCheckpointSaver[Any]) -> list[str] | None:
 
     None when the store keeps its audit in checkpoint metadata (SQLite, any saver).
     """
-    store = store_for(stored_saver(saver))
+    store = store_for(saver)
     apply: Any = getattr(store, "migrate", None)
     return None if apply is None else list(apply())

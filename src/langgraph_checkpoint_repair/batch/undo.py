@@ -33,7 +33,6 @@ from ..targets.redact import first_line
 from . import checks
 from .pacing import Pacer
 from .report import UndoReport, UnknownRun
-from .runner import stored_saver
 
 
 def undo_run(
@@ -51,7 +50,7 @@ def undo_run(
     running it again restores what is left.
     """
     checks.rate(max_writes_per_second)
-    store = store_for(stored_saver(saver))
+    store = store_for(saver)
     undo = _Undo(run_id, stop, max_writes_per_second)
     entries = list(store.repairs_of(run_id))
     rewrites = store.rewrites_of(run_id)
@@ -105,7 +104,7 @@ async def aundo_run(
 ) -> UndoReport:
     """The async twin of `undo_run`."""
     checks.rate(max_writes_per_second)
-    store = astore_for(stored_saver(saver))
+    store = astore_for(saver)
     undo = _Undo(run_id, stop, max_writes_per_second)
     entries = [entry async for entry in store.repairs_of(run_id)]
     rewrites = await store.rewrites_of(run_id)

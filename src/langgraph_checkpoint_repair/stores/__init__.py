@@ -37,8 +37,16 @@ def _kind(saver: BaseCheckpointSaver[Any]) -> str:
     return "generic"
 
 
+def stored_saver(saver: BaseCheckpointSaver[Any]) -> BaseCheckpointSaver[Any]:
+    """The saver that holds the data: a wrapper (e.g. PatchingCheckpointer, whose
+    loads show a repaired view) is looked through, so a run sees what is stored."""
+    inner = getattr(saver, "saver", None)
+    return stored_saver(inner) if isinstance(inner, BaseCheckpointSaver) else saver
+
+
 def store_for(saver: BaseCheckpointSaver[Any]) -> ThreadStore:
-    """The fastest sync store that understands `saver`."""
+    """The fastest sync store that understands the saver holding `saver`'s data."""
+    saver = stored_saver(saver)
     kind = _kind(saver)
     if kind == "js-postgres":
         from .js_store import JsPostgresStore
@@ -56,7 +64,8 @@ def store_for(saver: BaseCheckpointSaver[Any]) -> ThreadStore:
 
 
 def astore_for(saver: BaseCheckpointSaver[Any]) -> AsyncThreadStore:
-    """The fastest async store that understands `saver`."""
+    """The fastest async store that understands the saver holding `saver`'s data."""
+    saver = stored_saver(saver)
     kind = _kind(saver)
     if kind == "js-postgres":
         from .js_store import AsyncJsPostgresStore
@@ -84,4 +93,5 @@ __all__ = [
     "ThreadStore",
     "astore_for",
     "store_for",
+    "stored_saver",
 ]
