@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Literal
 
 from ..decoding.names import TypeName, type_text
 from ..decoding.rename import moved_from
@@ -15,7 +15,7 @@ from ..engine.policy import DEFAULT_POLICY
 from ..stores.base import PAGE_SIZE, Selection
 from ..stores.plan import Assessment, new_run_id
 from . import checks
-from .report import RunReport, ThreadReport
+from .report import Outcome, RunReport, ThreadReport
 
 ProgressFn = Callable[[RunReport], None]
 ThreadFn = Callable[[ThreadReport], None]
@@ -123,10 +123,15 @@ def first_look_budget(policy: RepairPolicy) -> int | None:
     return None if without_budget(policy).reads_content else budget
 
 
-def outcome_before_writing(assessment: Assessment, dry_run: bool) -> str | None:
+Decision = Outcome | Literal["repair"]
+"""What a run does with a head before writing: "repair" (write now), or its outcome."""
+
+
+def outcome_before_writing(assessment: Assessment, dry_run: bool) -> Decision | None:
     """None for a clean head; a skip reason; "would_repair" in a dry run; else "repair"."""
-    if assessment.status == "clean":
+    status = assessment.status
+    if status == "clean":
         return None
-    if assessment.status != "repair":
-        return assessment.status
-    return "would_repair" if dry_run else "repair"
+    if status == "repair":
+        return "would_repair" if dry_run else "repair"
+    return status

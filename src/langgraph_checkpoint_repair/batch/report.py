@@ -7,11 +7,28 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..engine import RepairAction
 from ..stores.plan import Assessment
 from ..targets.redact import first_line
+
+Outcome = Literal[
+    "repaired",
+    "would_repair",
+    "in_flight",
+    "recent",
+    "moved_on",
+    "claimed",
+    "superseded",
+    "limit",
+    "refused_type",
+    "unreadable",
+    "foreign_format",
+    "reported",
+]
+"""What became of a head that was not clean (`ThreadReport.outcome`): written, or left
+alone and why; every outcome but the first two and `reported` counts under `skipped`."""
 
 
 @dataclass
@@ -21,7 +38,7 @@ class ThreadReport:
     thread_id: str
     checkpoint_ns: str
     checkpoint_id: str
-    outcome: str
+    outcome: Outcome
     """repaired, would_repair, in_flight, recent, moved_on, claimed, superseded,
     refused_type (its read refused to build a stored type: never written on),
     unreadable (its stored bytes do not decode: never written on), reported (its
@@ -37,7 +54,7 @@ class ThreadReport:
     None with a `reason`) and `passed_over` (the checkpoints skipped, the head included)."""
 
     @classmethod
-    def of(cls, assessment: Assessment, outcome: str) -> ThreadReport:
+    def of(cls, assessment: Assessment, outcome: Outcome) -> ThreadReport:
         actions = {
             name: [action_label(a) for a in acts] for name, acts in assessment.actions.items()
         }
@@ -153,7 +170,11 @@ class RunReport:
             self.threads_scanned += count
 
     def record(
-        self, assessment: Assessment, outcome: str, written: str | None = None, rewritten: int = 0
+        self,
+        assessment: Assessment,
+        outcome: Outcome,
+        written: str | None = None,
+        rewritten: int = 0,
     ) -> None:
         """Count one assessed head that was not clean; `rewritten`: the head's pending
         writes a repair rewrites in place, instead of writing a checkpoint."""

@@ -35,9 +35,9 @@ from ..stores.rewind import AncestorWalk, left_unreadable, rewind_assessment, re
 from ..stores.rewrites import RewritePlan, nul_rewrites
 from ..targets.redact import first_line
 from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
-from .options import ProgressFn, RunOptions, ThreadFn, outcome_before_writing
+from .options import Decision, ProgressFn, RunOptions, ThreadFn, outcome_before_writing
 from .pacing import Pacer, Quota
-from .report import RunReport, StoreLost, thread_order
+from .report import Outcome, RunReport, StoreLost, thread_order
 from .rewind import Loaded, awalk_to_readable, walk_to_readable
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
@@ -365,16 +365,17 @@ class _Run:
         serde, mode = self.store.saver.serde, self.options.policy.nul_text
         return nul_rewrites(tuple_key(tup), values, serde, mode)
 
-    def rewrite_outcome(self, tup: CheckpointTuple) -> str:
+    def rewrite_outcome(self, tup: CheckpointTuple) -> Decision:
         """`repair`, or what the rewrite is instead: `recent` (written within
         --min-idle), `would_repair` (a dry run), `limit` (over --limit)."""
         o = self.options
         if written_since(tup, o.started - o.idle):
             return "recent"
-        outcome = "would_repair" if o.dry_run else "repair"
-        return outcome if self.quota.take() else "limit"
+        if not self.quota.take():
+            return "limit"
+        return "would_repair" if o.dry_run else "repair"
 
-    def rewrote(self, assessment: Assessment, plan: RewritePlan, outcome: str) -> None:
+    def rewrote(self, assessment: Assessment, plan: RewritePlan, outcome: Outcome) -> None:
         """Report a head whose writes were (or would be) rewritten, or why not. Its
         history, if broken too, stays as it is: its pending writes make it in flight."""
         shown = replace(assessment, actions=plan.actions())
