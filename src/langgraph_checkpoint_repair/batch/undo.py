@@ -126,8 +126,7 @@ async def aundo_run(
                         undo.wrote(entry, outcome)
                     continue
                 source = await store.load(_head(entry, entry.source_checkpoint_id))
-                if source is not None:
-                    source, _ = await aload_rebuilt(store.saver, source, None)
+                source = await _arebuilt(store.saver, source)
             types = await store.row_types(entry.thread_id, entry.checkpoint_ns)
             found = (head, current, source)
             new = _restoring(store.saver, entry, found, types, undo.report, refused)
@@ -236,6 +235,13 @@ def _rebuilt(
 ) -> CheckpointTuple | None:
     """A source checkpoint with its delta message channels rebuilt: what it showed."""
     return None if tup is None else load_rebuilt(saver, tup, None)[0]
+
+
+async def _arebuilt(
+    saver: BaseCheckpointSaver[Any], tup: CheckpointTuple | None
+) -> CheckpointTuple | None:
+    """The async twin of `_rebuilt`."""
+    return None if tup is None else (await aload_rebuilt(saver, tup, None))[0]
 
 
 def known_repairs(
