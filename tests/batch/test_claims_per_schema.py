@@ -12,7 +12,7 @@ import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from tests.support.batch_runs import run_repair
-from tests.support.cli_runs import last_json
+from tests.support.cli_runs import last_json, repairs_per_thread_postgres
 from tests.support.postgres_threads import hold_claim
 from tests.support.seeding import seed_broken
 from tests.support.stores import Store
@@ -24,15 +24,6 @@ async def broken_store(uri: str) -> list[str]:
     with PostgresSaver.from_conn_string(uri) as saver:
         saver.setup()
         return await seed_broken(Store(saver, is_async=False), THREADS)
-
-
-def repaired_per_thread(uri: str) -> dict[str, int]:
-    with psycopg.connect(uri) as conn:
-        rows = conn.execute(
-            "SELECT thread_id, count(*) FROM checkpoints "
-            "WHERE metadata ? 'langgraph_repair_run' GROUP BY thread_id"
-        ).fetchall()
-    return dict(rows)
 
 
 async def test_a_thread_held_in_one_schema_is_repaired_in_the_other(
@@ -49,7 +40,7 @@ async def test_a_thread_held_in_one_schema_is_repaired_in_the_other(
             held = await run_repair(Store(saver, is_async=False))
         outcomes = {t.thread_id: t.outcome for t in held.threads}
         assert outcomes[thread_ids[0]] == "claimed"  # its own store's lock still holds
-    assert repaired_per_thread(other_pg_uri) == dict.fromkeys(thread_ids, 1)
+    assert repairs_per_thread_postgres(other_pg_uri) == dict.fromkeys(thread_ids, 1)
 
 
 async def test_two_runs_at_once_on_two_schemas_repair_every_thread_once_in_each(
@@ -66,4 +57,4 @@ async def test_two_runs_at_once_on_two_schemas_repair_every_thread_once_in_each(
     assert [r["threads_repaired"] for r in reports] == [THREADS, THREADS]
     assert [r["skipped"] for r in reports] == [{}, {}]
     for uri in (pg_uri, other_pg_uri):
-        assert repaired_per_thread(uri) == dict.fromkeys(thread_ids, 1)
+        assert repairs_per_thread_postgres(uri) == dict.fromkeys(thread_ids, 1)
