@@ -23,7 +23,7 @@ from ..engine.policy import DEFAULT_POLICY
 from ..in_flight import work_is_scheduled
 from ..stores import AsyncThreadStore, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
-from ..stores.formats import why_foreign
+from ..stores.formats import format_finding
 from ..stores.plan import assess, tuple_key
 from .integrity import findings_of, needs_inspection, unreadable
 
@@ -86,11 +86,10 @@ def _format_checked(
 ) -> ThreadPreview:
     """The preview, its outcome `foreign_format` (and why, as a finding) where the write
     would not keep to the formats of the thread's rows, as a run decides."""
-    reason = why_foreign(saver, stored.checkpoint, types) if preview.writes else None
-    if reason is None:
+    finding = format_finding(saver, stored.checkpoint, types) if preview.writes else None
+    if finding is None:
         return preview
-    found = (*preview.findings, Finding("foreign_format", "", error=reason))
-    return replace(preview, outcome="foreign_format", findings=found)
+    return replace(preview, outcome="foreign_format", findings=(*preview.findings, finding))
 
 
 def message_dict(message: BaseMessage) -> dict[str, Any]:

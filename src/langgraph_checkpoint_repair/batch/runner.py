@@ -19,7 +19,7 @@ from ..engine.media.history import history_limits
 from ..metrics import record_repairs
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
-from ..stores.formats import why_foreign
+from ..stores.formats import format_finding
 from ..stores.plan import (
     Assessment,
     NewCheckpoint,
@@ -317,11 +317,10 @@ class _Run:
         """The assessment of a head to write on, left alone as `foreign_format` (with why,
         as a finding) where the write would not keep to the formats of the thread's
         rows, whose serializer types are `types` (None: a saver that shows no rows)."""
-        reason = why_foreign(self.store.saver, stored.checkpoint, types)
-        if reason is None:
+        finding = format_finding(self.store.saver, stored.checkpoint, types)
+        if finding is None:
             return assessment
-        logger.info("foreign_format thread=%r ns=%r: %s", *tuple_key(stored)[:2], reason)
-        finding = Finding("foreign_format", "", error=reason)
+        logger.info("foreign_format thread=%r ns=%r: %s", *tuple_key(stored)[:2], finding.error)
         findings = (*assessment.findings, finding)
         return replace(assessment, status="foreign_format", findings=findings)
 

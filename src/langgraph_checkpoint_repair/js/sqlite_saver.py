@@ -31,8 +31,9 @@ def _row_key(config: RunnableConfig) -> tuple[str, str, str]:
     )
 
 
-class JsSqliteSaver(SqliteSaver):
-    """`SqliteSaver` that also reads and writes LangGraph.js's checkpoints."""
+class _JsThreads:
+    """What the sync and async savers share: the version scheme, and the refusal of a
+    pending write to a LangGraph.js thread (its checkpoint row is `json`)."""
 
     writes_langgraph_js = True
     """A checkpoint with integer versions is written as LangGraph.js writes it (`formats`)."""
@@ -41,7 +42,17 @@ class JsSqliteSaver(SqliteSaver):
         """The next integer after a LangGraph.js version; LangGraph's own otherwise."""
         if rows.is_js_version(current):
             return rows.next_version(current)
-        return super().get_next_version(current, channel)
+        return super().get_next_version(current, channel)  # type: ignore[misc]
+
+    @staticmethod
+    def refuse_js_thread(row: Any) -> None:
+        """Raise for a checkpoint row of LangGraph.js's (`SQLITE_ROW_TYPE_SQL`)."""
+        if row is not None and row[0] == "json":
+            raise NotImplementedError(NO_JS_WRITES)
+
+
+class JsSqliteSaver(_JsThreads, SqliteSaver):
+    """`SqliteSaver` that also reads and writes LangGraph.js's checkpoints."""
 
     def put(
         self,
@@ -61,22 +72,14 @@ class JsSqliteSaver(SqliteSaver):
         self, config: RunnableConfig, writes: Any, task_id: str, task_path: str = ""
     ) -> None:
         with self.cursor(transaction=False) as cur:
-            found = cur.execute(rows.SQLITE_ROW_TYPE_SQL, _row_key(config)).fetchone()
-        if found is not None and found[0] == "json":
-            raise NotImplementedError(NO_JS_WRITES)
+            self.refuse_js_thread(
+                cur.execute(rows.SQLITE_ROW_TYPE_SQL, _row_key(config)).fetchone()
+            )
         super().put_writes(config, writes, task_id, task_path)
 
 
-class AsyncJsSqliteSaver(AsyncSqliteSaver):
+class AsyncJsSqliteSaver(_JsThreads, AsyncSqliteSaver):
     """The async twin of `JsSqliteSaver`."""
-
-    writes_langgraph_js = True
-
-    def get_next_version(self, current: Any, channel: None) -> Any:
-        """The next integer after a LangGraph.js version; LangGraph's own otherwise."""
-        if rows.is_js_version(current):
-            return rows.next_version(current)
-        return super().get_next_version(current, channel)
 
     async def aput(
         self,
@@ -97,7 +100,5 @@ class AsyncJsSqliteSaver(AsyncSqliteSaver):
         self, config: RunnableConfig, writes: Any, task_id: str, task_path: str = ""
     ) -> None:
         async with self.lock, self.conn.execute(rows.SQLITE_ROW_TYPE_SQL, _row_key(config)) as cur:
-            found = await cur.fetchone()
-        if found is not None and found[0] == "json":
-            raise NotImplementedError(NO_JS_WRITES)
+            self.refuse_js_thread(await cur.fetchone())
         await super().aput_writes(config, writes, task_id, task_path)

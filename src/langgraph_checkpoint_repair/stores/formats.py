@@ -20,6 +20,9 @@ from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
 
+from ..decoding.integrity import Finding
+from ..js.rows import is_js_version
+
 KNOWN_TYPES = frozenset({"msgpack", "json", "null", "empty", "bytes", "bytearray", "pickle"})
 """The serializer types LangGraph and LangGraph.js write (`empty`: PostgreSQL's blob row
 of a channel without a value), each also under an encrypting serializer's suffix
@@ -40,19 +43,15 @@ class RowFormat:
 
 def version_scheme(versions: Iterable[Any]) -> Scheme | None:
     """`integer` (LangGraph.js), `string` (LangGraph), `mixed`, or None for none."""
-    kinds: set[Scheme] = {"integer" if _is_integer(v) else "string" for v in versions}
+    kinds: set[Scheme] = {"integer" if is_js_version(v) else "string" for v in versions}
     if len(kinds) > 1:
         return "mixed"
     return next(iter(kinds), None)
 
 
-def _is_integer(version: Any) -> bool:
-    return isinstance(version, int) and not isinstance(version, bool)
-
-
 def stored_format(types: Iterable[str] | None, checkpoint: Mapping[str, Any]) -> RowFormat:
     """The format of a thread whose rows hold `types` and whose head is `checkpoint`."""
-    found = None if types is None else frozenset(t for t in types if t is not None)
+    found = None if types is None else frozenset(types)
     return RowFormat(found, version_scheme((checkpoint.get("channel_versions") or {}).values()))
 
 
@@ -99,6 +98,14 @@ def why_foreign(
     """Why `saver` must not write on top of `checkpoint`, whose thread's rows hold the
     serializer `types` (None: a saver that shows no rows); None when it may."""
     return foreign_format(stored_format(types, checkpoint), written_format(saver, checkpoint))
+
+
+def format_finding(
+    saver: Any, checkpoint: Mapping[str, Any], types: Iterable[str] | None
+) -> Finding | None:
+    """`why_foreign` as the finding a run and `show` report on the head (`foreign_format`)."""
+    reason = why_foreign(saver, checkpoint, types)
+    return None if reason is None else Finding("foreign_format", "", error=reason)
 
 
 def _writer(scheme: str) -> str:
