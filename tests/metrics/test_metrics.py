@@ -31,6 +31,8 @@ from langgraph_checkpoint_repair.agents import RepairToolCallsMiddleware
 from langgraph_checkpoint_repair.decoding.finders import module_findable
 from langgraph_checkpoint_repair.metrics import ACTIONS, LOST_TYPES, METER, REPAIRS
 from tests.support.agents import ToolBox, chat_graph, thread
+from tests.support.asking_graphs import answer_first, build
+from tests.support.asking_graphs import thread as asking_thread
 from tests.support.batch_runs import run_repair
 from tests.support.fakes import calls, model
 from tests.support.histories import ai, human, tool
@@ -356,3 +358,22 @@ async def test_each_load_of_a_lost_type_counts_it(
     delta = taken(reader, before)
     assert delta == Counter({(LOST_TYPES, frozenset({("surface", "load")})): 2})
     no_thread_ids(delta, "gone")
+
+
+async def test_a_stale_answer_left_out_of_a_load_counts_one_resume_dropped(
+    store: Store, reader: InMemoryMetricReader
+) -> None:
+    await answer_first(store, build("one_task", store.saver), "one_task", asking_thread("w"))
+    wrapped = PatchingCheckpointer(store.saver)
+    before = counts(reader)
+
+    loaded = await store.get_tuple(wrapped, asking_thread("w"))
+
+    assert loaded is not None
+    resume = ("channel", "__resume__")
+    assert taken(reader, before) == Counter(
+        {
+            (REPAIRS, frozenset({("surface", "load"), resume})): 1,
+            (ACTIONS, frozenset({("action", "resume_dropped"), ("surface", "load"), resume})): 1,
+        }
+    )

@@ -14,6 +14,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, UnreadableCheckpoint, server
 from tests.support.agents import ToolBox, react_agent
+from tests.support.asking_graphs import SECOND, answer_first, build, thread
 from tests.support.context import WINDOW, markers, overflow, tokens
 from tests.support.fakes import model
 from tests.support.oracle import assert_valid, violations
@@ -160,3 +161,21 @@ async def test_a_bad_integrity_setting_is_one_line(
             pass
     message = str(raised.value)
     assert named in message and value.split("=")[-1] in message and "\n" not in message
+
+
+@pytest.mark.parametrize("setting", ["", "stale_resume=keep"])
+async def test_the_environment_says_whether_a_stale_answer_is_left_out(
+    setting: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "threads.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as sqlite:
+        store = Store(sqlite, is_async=False)
+        await answer_first(store, build("one_task", sqlite), "one_task", thread("waiting"))
+    monkeypatch.setenv("LANGGRAPH_REPAIR_TARGET", f"sqlite:///{path}")
+    monkeypatch.setenv("LANGGRAPH_REPAIR_POLICY", setting)
+    async with server.checkpointer() as saver:
+        result = await build("one_task", saver).ainvoke(None, thread("waiting"))
+    if setting:
+        assert result["out"] == "got:'yes'+'yes'"  # kept: as LangGraph stored it
+    else:
+        assert [found.value for found in result["__interrupt__"]] == [SECOND]

@@ -28,6 +28,7 @@ from ..delta import aread_rebuilt, read_rebuilt
 from ..delta.chains import VerifiedChains, adelta_history, chain_key, delta_history
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
+from .answers import awithout_stale_answer, without_stale_answer
 from .integrity import LoadGuard, scrubs_nul
 from .view import LoadRepairer, OnRepair
 
@@ -230,7 +231,10 @@ def _get_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> Checkpoint
         return [] if tup is None else [tup]
 
     found = self._guard.read(config, read)
-    return _loaded(self, found[0]) if found else None
+    loaded = _loaded(self, found[0]) if found else None
+    if loaded is None or self.policy.stale_resume == "keep":
+        return loaded
+    return without_stale_answer(self.saver, loaded)
 
 
 def _list(
@@ -248,7 +252,10 @@ async def _aget_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> Che
         return [] if tup is None else [tup]
 
     found = await self._guard.aread(config, read)
-    return await _aloaded(self, found[0]) if found else None
+    loaded = await _aloaded(self, found[0]) if found else None
+    if loaded is None or self.policy.stale_resume == "keep":
+        return loaded
+    return await awithout_stale_answer(self.saver, loaded)
 
 
 async def _alist(

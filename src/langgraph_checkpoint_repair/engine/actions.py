@@ -41,6 +41,9 @@ ActionKind = Literal[
     # Batch-only, never produced on load: an unreadable head rewound to its newest readable
     # ancestor (`repair --rewind-unreadable`); recorded under the channel "__checkpoint__":
     "rewound",
+    # A human's answer LangGraph would hand to the next question (`stale_answers`), left
+    # out of a load or deleted by the batch job; recorded under the channel "__resume__":
+    "resume_dropped",
 ]
 
 

@@ -118,6 +118,10 @@ class RepairPolicy:
     - `nul_text`: what the batch job does with U+0000 in a pending write's text on
       PostgreSQL, which refuses it: `"replace"` (each becomes U+FFFD) or `"strip"`
       (each is removed). The write is rewritten in place, audited and undoable.
+    - `stale_resume`: what happens to a human's answer that LangGraph would hand to
+      the thread's next question (`stale_answers`): `"drop"` leaves it out of what a
+      load returns (so LangGraph asks again) and lets the batch job delete it, audited
+      and undoable; `"keep"` leaves it as stored.
     """
 
     dangling: Literal["placeholder", "drop_call"] = "placeholder"
@@ -135,6 +139,7 @@ class RepairPolicy:
     token_counter: TokenCounter | None = None
     lost_types: LostTypes = "log"
     nul_text: NulMode = "replace"
+    stale_resume: Literal["drop", "keep"] = "drop"
 
     def __post_init__(self) -> None:
         _check_choice("dangling", self.dangling, ("placeholder", "drop_call"))
@@ -149,6 +154,7 @@ class RepairPolicy:
         _check_choice("media", self.media, MEDIA_MODES)
         _check_choice("lost_types", self.lost_types, LOST_TYPES)
         _check_choice("nul_text", self.nul_text, NUL_MODES)
+        _check_choice("stale_resume", self.stale_resume, ("drop", "keep"))
         if self.media == "downscale" and not _has_pillow():
             raise ValueError(
                 "RepairPolicy.media='downscale' needs Pillow: "

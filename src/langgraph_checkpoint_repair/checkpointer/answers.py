@@ -1,0 +1,69 @@
+"""A loaded head's stale answer left out (`stale_answers`), so LangGraph asks again.
+
+The rule is judged on the head's own pending writes. Only when the head cannot
+tell (a null-task answer, an open interrupt, no task here took that answer) are
+the writes of its tasks' subgraphs read, through the saver's `list` over the
+thread: that is one head shape, never a healthy thread's load. Nothing is written:
+the stored row stays until the batch job deletes it (or a new answer replaces it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from ..engine import RepairAction
+from ..metrics import record_repairs
+from ..stale_answers import (
+    RESUME_CHANNEL,
+    Write,
+    asubgraph_writes,
+    stale_answer,
+    subgraph_writes,
+    without_null_answers,
+)
+
+logger = logging.getLogger("langgraph_checkpoint_repair")
+
+DROPPED = {RESUME_CHANNEL: (RepairAction("resume_dropped", None, None, -1),)}
+"""What a dropped answer counts as in the metrics: one action on channel `__resume__`."""
+
+
+def without_stale_answer(saver: BaseCheckpointSaver[Any], tup: CheckpointTuple) -> CheckpointTuple:
+    """`tup` less its stale answer; the same tuple when it holds none."""
+    try:
+        below = subgraph_writes(saver, tup)
+    except Exception:  # a subgraph's rows that do not load: the load goes on as stored
+        logger.warning("could not read the subgraphs of %s", _where(tup), exc_info=True)
+        return tup
+    return _judged(tup, below)
+
+
+async def awithout_stale_answer(
+    saver: BaseCheckpointSaver[Any], tup: CheckpointTuple
+) -> CheckpointTuple:
+    """The async twin of `without_stale_answer`."""
+    try:
+        below = await asubgraph_writes(saver, tup)
+    except Exception:  # as in `without_stale_answer`
+        logger.warning("could not read the subgraphs of %s", _where(tup), exc_info=True)
+        return tup
+    return _judged(tup, below)
+
+
+def _judged(tup: CheckpointTuple, below: Sequence[Write]) -> CheckpointTuple:
+    writes = list(tup.pending_writes or ())
+    if stale_answer(writes, below) is None:
+        return tup
+    logger.info("left out a stale answer of %s on load: LangGraph asks again", _where(tup))
+    record_repairs("load", DROPPED)
+    return tup._replace(pending_writes=without_null_answers(writes))
+
+
+def _where(tup: CheckpointTuple) -> str:
+    configurable = tup.config.get("configurable", {})
+    thread_id, ns = configurable.get("thread_id"), configurable.get("checkpoint_ns", "")
+    return f"thread={thread_id!r} ns={ns!r} checkpoint={configurable.get('checkpoint_id')!r}"

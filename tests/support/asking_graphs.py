@@ -1,0 +1,88 @@
+"""Graphs that ask a human twice, in the three shapes a stale answer takes.
+
+- `one_task`: one node calls `interrupt()` twice;
+- `subgraph`: a parent node runs a subgraph of two asking nodes;
+- `goto`: the asking node is reached with `Command(goto=..., resume=...)`.
+
+`answer_first` brings a thread to its second question with a plain
+`Command(resume="yes")`: the head then holds a stale answer, and `invoke(None)`
+hands "yes" to the second question unless something leaves it out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, interrupt
+
+from tests.support.stores import Store
+
+SHAPES = ("one_task", "subgraph", "goto")
+FIRST, SECOND = "approve the refund?", "confirm the amount?"
+
+
+class Answers(TypedDict):
+    out: str
+
+
+def _ask_twice(state: Answers) -> dict[str, str]:
+    first = interrupt(FIRST)
+    second = interrupt(SECOND)
+    return {"out": f"got:{first!r}+{second!r}"}
+
+
+def _ask_first(state: Answers) -> dict[str, str]:
+    return {"out": f"got:{interrupt(FIRST)!r}"}
+
+
+def _ask_second(state: Answers) -> dict[str, str]:
+    return {"out": state["out"] + f"+{interrupt(SECOND)!r}"}
+
+
+def build(shape: str, saver: BaseCheckpointSaver[Any]) -> CompiledStateGraph[Any]:
+    graph = StateGraph(Answers)
+    if shape == "one_task":
+        graph.add_node("ask", _ask_twice)
+        graph.add_edge(START, "ask")
+        graph.add_edge("ask", END)
+        return graph.compile(checkpointer=saver)
+    if shape == "subgraph":
+        asking = StateGraph(Answers)
+        asking.add_node("first", _ask_first)
+        asking.add_node("second", _ask_second)
+        asking.add_edge(START, "first")
+        asking.add_edge("first", "second")
+        asking.add_edge("second", END)
+        graph.add_node("asking", asking.compile())
+        graph.add_edge(START, "asking")
+        graph.add_edge("asking", END)
+        return graph.compile(checkpointer=saver)
+    graph.add_node("start", lambda state: {"out": "started"})
+    graph.add_node("ask", _ask_twice)
+    graph.add_edge(START, "start")
+    graph.add_edge("start", END)
+    return graph.compile(checkpointer=saver, interrupt_after=["start"])
+
+
+async def answer_first(
+    store: Store, graph: CompiledStateGraph[Any], shape: str, config: Any
+) -> Any:
+    """Bring the thread to its second question; return what the run gave back."""
+    await store.invoke(graph, {"out": ""}, config)
+    if shape == "goto":
+        await store.invoke(graph, Command(goto="ask"), config)
+        return await store.invoke(graph, Command(goto="ask", resume="yes"), config)
+    return await store.invoke(graph, Command(resume="yes"), config)
+
+
+def asked(result: Any) -> list[Any]:
+    """The questions a run stopped on."""
+    return [found.value for found in result.get("__interrupt__", ())]
+
+
+def thread(thread_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id}}
