@@ -34,6 +34,7 @@ from ..stores.races import WriteOutcome, head_moved
 from ..stores.rewind import AncestorWalk, left_unreadable, rewind_assessment, rewind_checkpoint
 from ..stores.rewrites import RewritePlan, nul_rewrites
 from ..targets.redact import first_line
+from .answers import abelow_head, below_head, with_stale_answer
 from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
 from .options import Decision, ProgressFn, RunOptions, ThreadFn, outcome_before_writing
 from .pacing import Pacer, Quota
@@ -452,6 +453,7 @@ class _SyncRun(_Run):
         assessment = self.judge(tup, refused, values)
         if assessment is None:
             return
+        assessment = with_stale_answer(assessment, stored, below_head(self.store.saver, stored))
         plan = self.plan_rewrite(stored, values, assessment)
         if plan is not None:
             self.rewrite(stored, assessment, plan)
@@ -554,6 +556,8 @@ class _AsyncRun(_Run):
         assessment = self.judge(tup, refused, values)
         if assessment is None:
             return
+        below = await abelow_head(self.store.saver, stored)
+        assessment = with_stale_answer(assessment, stored, below)
         plan = self.plan_rewrite(stored, values, assessment)
         if plan is not None:
             await self.rewrite(stored, assessment, plan)

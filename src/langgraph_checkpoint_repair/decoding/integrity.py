@@ -21,9 +21,16 @@ from .names import OPTION, UndecodableBytes, named_types, one_line, type_text
 from .nul import NUL
 from .strict import SAFE_METHODS, SAFE_TYPES, StrictSerializer
 
-FindingCode = Literal["nul_text", "lost_type", "undecodable", "foreign_format"]
-FINDING_CODES: tuple[FindingCode, ...] = ("nul_text", "lost_type", "undecodable", "foreign_format")
-"""`foreign_format`: a write on the thread would change its rows' format (`stores.formats`)."""
+FindingCode = Literal["nul_text", "lost_type", "undecodable", "foreign_format", "stale_resume"]
+FINDING_CODES: tuple[FindingCode, ...] = (
+    "nul_text",
+    "lost_type",
+    "undecodable",
+    "foreign_format",
+    "stale_resume",
+)
+"""`foreign_format`: a write on the thread would change its rows' format (`stores.formats`).
+`stale_resume`: a human's answer the next question would be handed (`stale_answers`)."""
 WITHOUT_VALUE = frozenset({"null", "empty", "bytes", "bytearray"})
 """Stored types whose bytes are the value itself, or none: nothing to decode."""
 

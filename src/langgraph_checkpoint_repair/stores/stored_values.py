@@ -9,6 +9,8 @@ from typing import Any
 
 from ..decoding.integrity import Decode, StoredValue, Trust, suspect
 from ..decoding.names import channel_blobs
+from ..in_flight import INTERRUPT_CHANNEL
+from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
 
 POSTGRES_VALUES_SQL = """
 SELECT b.channel, b.type, b.blob, NULL::text AS task_id, NULL::integer AS idx
@@ -71,16 +73,23 @@ def suspect_heads(
     rows: Sequence[Sequence[Any]], trust: Trust, decode: Decode, nul_matters: bool
 ) -> set[tuple[str, str, str]]:
     """The heads whose other values (rows of thread, namespace, checkpoint, channel, type,
-    blob, task id: `postgres.base.split_rows`) may hold an integrity finding."""
+    blob, task id: `postgres.base.split_rows`) may hold an integrity finding, or a stale
+    answer (a null-task answer beside an open question: `stale_answers`)."""
     suspects: set[tuple[str, str, str]] = set()
+    answering: set[tuple[str, str, str]] = set()
+    asking: set[tuple[str, str, str]] = set()
     for thread_id, ns, checkpoint_id, channel, type_, blob, task_id in rows:
         key = (thread_id, ns, checkpoint_id)
+        if channel == INTERRUPT_CHANNEL:
+            asking.add(key)
+        elif task_id == NULL_TASK_ID and channel == RESUME_CHANNEL:
+            answering.add(key)
         if key in suspects:
             continue
         value = StoredValue(channel, type_, None if blob is None else bytes(blob), task_id)
         if suspect(value, trust, decode, nul_matters):
             suspects.add(key)
-    return suspects
+    return suspects | (answering & asking)
 
 
 # The `types` inventory: every msgpack value of each head (its channels at their

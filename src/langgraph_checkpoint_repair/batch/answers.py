@@ -1,0 +1,64 @@
+"""Stale answers in the batch job: a loaded head's finding (`stale_answers`).
+
+The head's own pending writes decide, except where they cannot tell; then its
+subgraphs' writes are read through the saver's listing of the thread. A listing
+that fails leaves the head without the finding (the run goes on), unless the
+store itself is gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from ..decoding.integrity import Finding
+from ..stale_answers import (
+    NULL_TASK_ID,
+    RESUME_CHANNEL,
+    Write,
+    asubgraph_writes,
+    stale_answer,
+    subgraph_writes,
+)
+from ..stores.faults import store_lost
+from ..stores.plan import Assessment
+
+STALE = "an answer its task already took; the next invoke(None) hands it to the open question"
+
+
+def stale_findings(stored: CheckpointTuple, below: Sequence[Write]) -> tuple[Finding, ...]:
+    """The `stale_resume` finding where the head holds a stale answer; none otherwise."""
+    if stale_answer(list(stored.pending_writes or ()), below) is None:
+        return ()
+    return (Finding("stale_resume", RESUME_CHANNEL, NULL_TASK_ID, error=STALE),)
+
+
+def with_stale_answer(
+    assessment: Assessment, stored: CheckpointTuple, below: Sequence[Write]
+) -> Assessment:
+    """`assessment` with the `stale_resume` finding where the head holds a stale answer."""
+    found = stale_findings(stored, below)
+    return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment
+
+
+def below_head(saver: BaseCheckpointSaver[Any], stored: CheckpointTuple) -> list[Write]:
+    """The head's subgraphs' writes, where the rule needs them (`subgraph_writes`)."""
+    try:
+        return subgraph_writes(saver, stored)
+    except Exception as error:
+        if store_lost(error):
+            raise
+        return []
+
+
+async def abelow_head(saver: BaseCheckpointSaver[Any], stored: CheckpointTuple) -> list[Write]:
+    """The async twin of `below_head`."""
+    try:
+        return await asubgraph_writes(saver, stored)
+    except Exception as error:
+        if store_lost(error):
+            raise
+        return []
