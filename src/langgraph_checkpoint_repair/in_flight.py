@@ -59,6 +59,17 @@ def has_pending_sends(checkpoint: Checkpoint) -> bool:
     return bool(legacy) or bool(checkpoint.get("channel_values", {}).get(TASKS_CHANNEL))
 
 
+def has_legacy_sends(checkpoint: Checkpoint) -> bool:
+    """Sends of a checkpoint stored before format 4: LangGraph rebuilds them from its
+    parent's `__pregel_tasks` writes on every load, so a checkpoint written on top of it
+    (whose parent those writes are not on) would lose them."""
+    try:
+        legacy = int(checkpoint.get("v", 4)) < 4
+    except (TypeError, ValueError):
+        legacy = True  # a version we cannot read: be safe
+    return legacy and has_pending_sends(checkpoint)
+
+
 def has_interrupt(pending_writes: Sequence[Any]) -> bool:
     return any(write[1] == INTERRUPT_CHANNEL for write in pending_writes)
 

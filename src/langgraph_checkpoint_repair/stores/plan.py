@@ -23,7 +23,7 @@ from ..delta import (
 )
 from ..engine import RepairAction, RepairPolicy, repair_messages
 from ..engine.context import count_tokens
-from ..in_flight import has_pending_results, work_is_scheduled
+from ..in_flight import has_legacy_sends, has_pending_results, work_is_scheduled
 from .ids import id_after
 
 RUN_KEY = "langgraph_repair_run"
@@ -105,7 +105,7 @@ def assess(
             pending_calls = True
     broken = bool(repaired)
     status: Status = "clean"
-    if broken and has_pending_results(tup.pending_writes or ()):
+    if broken and _holds_work(tup):
         status = "in_flight"
     elif broken:
         status = "recent" if _written_since(tup.checkpoint, now - min_idle) else "repair"
@@ -121,9 +121,15 @@ def bytes_status(tup: CheckpointTuple, min_idle: timedelta, now: datetime) -> St
     """Whether a head whose stored bytes need a repair may be written on now: not while
     it holds pending results (a checkpoint on top would leave them behind), nor while
     the application may still be writing to it."""
-    if has_pending_results(tup.pending_writes or ()):
+    if _holds_work(tup):
         return "in_flight"
     return "recent" if _written_since(tup.checkpoint, now - min_idle) else "repair"
+
+
+def _holds_work(tup: CheckpointTuple) -> bool:
+    """Whether a checkpoint on top of the head would leave work behind: its pending
+    results, or the sends of a checkpoint stored before format 4 (`has_legacy_sends`)."""
+    return has_pending_results(tup.pending_writes or ()) or has_legacy_sends(tup.checkpoint)
 
 
 def token_estimates(
