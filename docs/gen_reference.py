@@ -226,6 +226,11 @@ KINDS: dict[str, tuple[str, str]] = {
         "each U+0000 in a pending write's text was removed, the write rewritten in place",
         'by the batch job on PostgreSQL, with `nul_text="strip"`',
     ),
+    "resume_dropped": (
+        "a human's answer already taken was left out of a load, so LangGraph asks the "
+        "next question again (see [resume safely](../how-to/resume-safely.md))",
+        'by `PatchingCheckpointer`, by default (`stale_resume="keep"` keeps it)',
+    ),
 }
 
 
@@ -290,6 +295,13 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "head's outcome is `foreign_format` and nothing is written (see [the formats a "
         "thread keeps](../explanation/formats.md))",
         "the whole thread, when a repair, undo or rewind would write on it",
+    ),
+    "stale_resume": (
+        "a human's answer (`Command(resume=...)`) already taken by a task, still stored as "
+        "the null task's `__resume__` write while a question is open: the next "
+        "`invoke(None)` hands it to that question (see [resume safely]"
+        "(../how-to/resume-safely.md))",
+        "a pending write of the null task, at a head waiting on a human",
     ),
 }
 
