@@ -34,6 +34,7 @@ WRITE_GRANTS = [
     "GRANT INSERT ON checkpoints, checkpoint_blobs, langgraph_repair_runs, "
     "langgraph_repair_threads, langgraph_repair_rewrites",
     "GRANT UPDATE ON checkpoints, checkpoint_writes, langgraph_repair_runs",
+    "GRANT INSERT, DELETE ON checkpoint_writes",
 ]
 
 MakeRole = Callable[[list[str]], str]
@@ -148,6 +149,8 @@ def test_without_migrate_repair_asks_for_it_and_writes_nothing(
         ("REVOKE UPDATE ON langgraph_repair_runs", "UPDATE on langgraph_repair_runs"),
         ("REVOKE INSERT ON langgraph_repair_threads", "INSERT on langgraph_repair_threads"),
         ("REVOKE UPDATE ON checkpoint_writes", "UPDATE on checkpoint_writes"),
+        ("REVOKE DELETE ON checkpoint_writes", "DELETE on checkpoint_writes"),
+        ("REVOKE INSERT ON checkpoint_writes", "INSERT on checkpoint_writes"),
         ("REVOKE INSERT ON langgraph_repair_rewrites", "INSERT on langgraph_repair_rewrites"),
     ],
 )

@@ -117,13 +117,18 @@ async def test_migrations_are_idempotent_and_leave_langgraph_tables_alone(pg_uri
         before = columns(pg_uri)
         pg = store_for(store.saver)
         assert isinstance(pg, PostgresStore)
-        assert pg.migrate() == ["0001_audit_tables.sql", "0002_rewritten_writes.sql"]
+        assert pg.migrate() == [
+            "0001_audit_tables.sql",
+            "0002_rewritten_writes.sql",
+            "0003_dropped_writes.sql",
+        ]
         assert pg.migrate() == []
         repair_threads(store.saver, dry_run=True)
     assert columns(pg_uri) == before
     assert rows(pg_uri, "SELECT version, name FROM langgraph_repair_migrations") == [
         (1, "0001_audit_tables.sql"),
         (2, "0002_rewritten_writes.sql"),
+        (3, "0003_dropped_writes.sql"),
     ]
 
 

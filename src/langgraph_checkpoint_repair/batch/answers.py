@@ -15,11 +15,14 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..decoding.integrity import Finding
+from ..engine import RepairPolicy
 from ..stale_answers import (
     NULL_TASK_ID,
     RESUME_CHANNEL,
     Write,
+    asks_a_human,
     asubgraph_writes,
+    null_answer,
     stale_answer,
     subgraph_writes,
 )
@@ -42,6 +45,15 @@ def with_stale_answer(
     """`assessment` with the `stale_resume` finding where the head holds a stale answer."""
     found = stale_findings(stored, below)
     return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment
+
+
+def may_drop_answer(stored: CheckpointTuple, policy: RepairPolicy) -> bool:
+    """Whether the head may hold a stale answer the run deletes: a null-task answer
+    beside an open question, with `stale_resume="drop"` (the default)."""
+    writes = list(stored.pending_writes or ())
+    return (
+        policy.stale_resume == "drop" and asks_a_human(writes) and null_answer(writes) is not None
+    )
 
 
 def below_head(saver: BaseCheckpointSaver[Any], stored: CheckpointTuple) -> list[Write]:

@@ -89,7 +89,7 @@ class ThreadReport:
         return fields
 
 
-REWRITE_KINDS = frozenset({"nul_replaced", "nul_stripped"})
+REWRITE_KINDS = frozenset({"nul_replaced", "nul_stripped", "resume_dropped"})
 """Action kinds of pending writes rewritten in place (`stores.rewrites`)."""
 
 
@@ -127,7 +127,8 @@ class RunReport:
     threads_repaired: int = 0
     checkpoints_written: int = 0
     writes_rewritten: int = 0
-    """Pending writes rewritten in place (`nul_text`); no checkpoint is written for them."""
+    """Pending writes rewritten in place (`nul_text`) or deleted (a stale answer); no
+    checkpoint is written for them."""
     skipped: Counter[str] = field(default_factory=Counter)
     actions: Counter[str] = field(default_factory=Counter)
     errors: list[dict[str, str]] = field(default_factory=list)

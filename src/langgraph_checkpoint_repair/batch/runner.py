@@ -32,9 +32,9 @@ from ..stores.plan import (
 )
 from ..stores.races import WriteOutcome, head_moved
 from ..stores.rewind import AncestorWalk, left_unreadable, rewind_assessment, rewind_checkpoint
-from ..stores.rewrites import RewritePlan, nul_rewrites
+from ..stores.rewrites import RewritePlan, nul_rewrites, stale_answer_drop
 from ..targets.redact import first_line
-from .answers import abelow_head, below_head, with_stale_answer
+from .answers import abelow_head, below_head, may_drop_answer, with_stale_answer
 from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
 from .options import Decision, ProgressFn, RunOptions, ThreadFn, outcome_before_writing
 from .pacing import Pacer, Quota
@@ -310,6 +310,10 @@ class _Run:
         return moved_types_repair(tup, findings, values, o.moved_types, status)
 
     def inspects(self, tup: CheckpointTuple, refused: set[str]) -> bool:
+        """Whether the head's stored values are read: for an integrity finding, or for the
+        row of a stale answer the run may delete."""
+        if self.store.nul_matters and may_drop_answer(tup, self.options.policy):
+            return True
         return needs_inspection(tup, refused, self.store.saver.serde, self.store.nul_matters)
 
     def format_checked(
@@ -356,14 +360,19 @@ class _Run:
     def plan_rewrite(
         self, tup: CheckpointTuple, values: list[StoredValue] | None, assessment: Assessment
     ) -> RewritePlan | None:
-        """The head's pending writes to rewrite in place: text holding U+0000 where the
-        store refuses it (`docs/how-to/unreadable-threads.md`); None when there is none."""
+        """The head's pending writes to rewrite in place, where the store rewrites them
+        (PostgreSQL): text holding U+0000, which it refuses
+        (`docs/how-to/unreadable-threads.md`), else a stale answer to delete
+        (`docs/how-to/resume-safely.md`); None when there is none."""
         if not self.store.nul_matters or values is None:
             return None
-        if not any(finding.code == "nul_text" for finding in assessment.findings):
-            return None
-        serde, mode = self.store.saver.serde, self.options.policy.nul_text
-        return nul_rewrites(tuple_key(tup), values, serde, mode)
+        codes = {finding.code for finding in assessment.findings}
+        if "nul_text" in codes:
+            serde, mode = self.store.saver.serde, self.options.policy.nul_text
+            return nul_rewrites(tuple_key(tup), values, serde, mode)
+        if "stale_resume" in codes and self.options.policy.stale_resume == "drop":
+            return stale_answer_drop(tuple_key(tup), values)
+        return None
 
     def rewrite_outcome(self, tup: CheckpointTuple) -> Decision:
         """`repair`, or what the rewrite is instead: `recent` (written within

@@ -1,12 +1,16 @@
-"""Pending writes rewritten in place (`docs/how-to/unreadable-threads.md`, `nul_text`): the pure
-part.
+"""Pending writes rewritten in place: the pure part.
 
 A pending write belongs to its checkpoint: its task id derives from it, and a
 resume applies it instead of running its task again. Carried to a new checkpoint
-it would be ignored, so this repair, alone among them, changes a stored row: the
-write keeps its checkpoint, task id and index, and only its bytes change. The
-original bytes are kept in the audit (`langgraph_repair_rewrites`), so `undo`
-puts them back, and only where the bytes are still the ones this repair wrote.
+it would be ignored, so these repairs, alone among them, change stored rows:
+
+- text holding U+0000 (`nul_text`, `docs/how-to/unreadable-threads.md`): the write
+  keeps its checkpoint, task id and index, and only its bytes change;
+- a stale answer (`stale_answers`, `docs/how-to/resume-safely.md`): the write is
+  deleted (its rewritten bytes are None).
+
+The original bytes are kept in the audit (`langgraph_repair_rewrites`), so `undo`
+puts them back, and only where the row is still as this repair left it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from ..decoding.integrity import StoredValue, nul_in_text
 from ..decoding.nul import NulMode, holds_nul, scrub_nul
 from ..engine import RepairAction
 from ..engine.actions import ActionKind
+from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
 
 WriteState = Literal["as_read", "as_rewritten", "changed"]
 """A write's bytes at the last look: still the original, already the rewrite, or other."""
@@ -38,8 +43,10 @@ class WriteRewrite:
     idx: int
     channel: str
     type: str
-    original: bytes
-    rewritten: bytes
+    original: bytes | None
+    """None only in the reversed rewrite of a deleted write: undo inserts it again."""
+    rewritten: bytes | None
+    """None when the repair deletes the write."""
 
     @property
     def key(self) -> tuple[str, str, str, str, int]:
@@ -56,7 +63,9 @@ class WriteRewrite:
         return _replace_bytes(self, self.rewritten, self.original)
 
 
-def _replace_bytes(rewrite: WriteRewrite, original: bytes, rewritten: bytes) -> WriteRewrite:
+def _replace_bytes(
+    rewrite: WriteRewrite, original: bytes | None, rewritten: bytes | None
+) -> WriteRewrite:
     fields = {**vars(rewrite), "original": original, "rewritten": rewritten}
     return WriteRewrite(**fields)
 
@@ -126,6 +135,22 @@ def _scrubbed(
     if type_ != value.type:
         return None
     return WriteRewrite(*key, value.task_id, value.idx, value.channel, type_, value.blob, blob)
+
+
+def stale_answer_drop(
+    key: tuple[str, str, str], values: Sequence[StoredValue]
+) -> RewritePlan | None:
+    """The deletion of the head's null-task answer (found stale: `stale_answers`), from
+    its row as read; None when the read shows no such row."""
+    for value in values:
+        if value.task_id == NULL_TASK_ID and value.channel == RESUME_CHANNEL:
+            if value.idx is None or value.type is None or value.blob is None:
+                return None
+            write = WriteRewrite(
+                *key, value.task_id, value.idx, value.channel, value.type, value.blob, None
+            )
+            return RewritePlan(*key, "resume_dropped", (write,))
+    return None
 
 
 def by_checkpoint(writes: Iterable[WriteRewrite]) -> Iterator[tuple[WriteRewrite, ...]]:

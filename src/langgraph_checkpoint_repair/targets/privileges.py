@@ -5,7 +5,8 @@ owner). A look (scan, show, a dry run) reads LangGraph's three tables. A run
 that writes (repair, undo) also appends checkpoints (`PostgresSaver.put`:
 an upsert into `checkpoints`, an insert into `checkpoint_blobs`), rewrites
 pending writes holding U+0000 in place (an update of `checkpoint_writes`, its
-rows locked while compared) and records itself in the audit tables. The
+rows locked while compared), deletes a stale answer's write (and undo inserts it
+again) and records itself in the audit tables. The
 advisory locks a run takes need no privilege. The check reads the catalog
 only (`to_regclass`, `has_table_privilege`).
 """
@@ -31,7 +32,7 @@ LOOK_NEEDS: Needs = {
 WRITE_NEEDS: Needs = {
     "checkpoints": ("SELECT", "INSERT", "UPDATE"),
     "checkpoint_blobs": ("SELECT", "INSERT"),
-    "checkpoint_writes": ("SELECT", "UPDATE"),
+    "checkpoint_writes": ("SELECT", "INSERT", "UPDATE", "DELETE"),
     "langgraph_repair_migrations": ("SELECT",),
     "langgraph_repair_runs": ("SELECT", "INSERT", "UPDATE"),
     "langgraph_repair_threads": ("SELECT", "INSERT"),

@@ -300,7 +300,8 @@ class AsyncPostgresStore(AsyncGenericStore):
             await conn.execute(sql.RECORD_REPAIR_SQL, rw.audit_row(run_id, plan))
             async with conn.cursor() as cursor:
                 await cursor.executemany(rw.RECORD_REWRITE_SQL, rw.rewrite_rows(run_id, plan))
-                await cursor.executemany(rw.UPDATE_BLOB_SQL, rw.update_rows(plan.writes))
+                for statement, params in rw.statements(plan.writes):
+                    await cursor.executemany(statement, params)
         return "repaired"
 
     async def _current_blobs(
@@ -330,7 +331,8 @@ class AsyncPostgresStore(AsyncGenericStore):
             outcomes = [rw.restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
             back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
             async with conn.cursor() as cursor:
-                await cursor.executemany(rw.UPDATE_BLOB_SQL, rw.update_rows(back))
+                for statement, params in rw.statements(back):
+                    await cursor.executemany(statement, params)
         return outcomes
 
     async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:

@@ -4,7 +4,9 @@ and async PostgreSQL stores.
 A rewrite is one transaction: the thread's repair lock (`base.CLAIM_SQL`), the head
 checked, each write's row locked and its bytes compared with what was read (an
 application write since then wins: nothing is changed), the audit rows, then the
-update. Undo takes the same lock and restores only bytes still as rewritten.
+update, or the delete of a write whose rewrite is none (a stale answer). Undo takes
+the same lock and restores only rows still as the repair left them: bytes still as
+rewritten, or a deleted write's slot still empty (it is inserted again).
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from ..rewrites import RewritePlan, WriteRewrite
 _KEY = "thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id = %s AND idx = %s"
 CURRENT_BLOB_SQL = f"SELECT blob FROM checkpoint_writes WHERE {_KEY} FOR UPDATE"
 UPDATE_BLOB_SQL = f"UPDATE checkpoint_writes SET blob = %s WHERE {_KEY}"
+DELETE_WRITE_SQL = f"DELETE FROM checkpoint_writes WHERE {_KEY}"
+INSERT_WRITE_SQL = """
+INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel,
+    type, blob)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"""
 RECORD_REWRITE_SQL = """
 INSERT INTO langgraph_repair_rewrites
     (run_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type,
@@ -47,9 +54,22 @@ def rewrite_rows(run_id: str, plan: RewritePlan) -> list[tuple[Any, ...]]:
     ]
 
 
-def update_rows(writes: Iterable[WriteRewrite]) -> list[tuple[Any, ...]]:
-    """Parameters of `UPDATE_BLOB_SQL` giving each write its rewritten bytes."""
-    return [(write.rewritten, *write.key) for write in writes]
+def statements(writes: Iterable[WriteRewrite]) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """The statements giving each write its rewritten state, with their parameters:
+    its new bytes (`UPDATE_BLOB_SQL`), none (`DELETE_WRITE_SQL`), or, undoing a delete,
+    its row again (`INSERT_WRITE_SQL`)."""
+    updates: list[tuple[Any, ...]] = []
+    deletes: list[tuple[Any, ...]] = []
+    inserts: list[tuple[Any, ...]] = []
+    for write in writes:
+        if write.rewritten is None:
+            deletes.append(write.key)
+        elif write.original is None:
+            inserts.append((*write.key, write.channel, write.type, write.rewritten))
+        else:
+            updates.append((write.rewritten, *write.key))
+    found = [(UPDATE_BLOB_SQL, updates), (DELETE_WRITE_SQL, deletes), (INSERT_WRITE_SQL, inserts)]
+    return [(statement, params) for statement, params in found if params]
 
 
 def write_from_row(row: Sequence[Any]) -> WriteRewrite:
@@ -63,7 +83,7 @@ def write_from_row(row: Sequence[Any]) -> WriteRewrite:
         str(channel),
         str(type_),
         bytes(original),
-        bytes(rewritten),
+        None if rewritten is None else bytes(rewritten),
     )
 
 

@@ -298,7 +298,8 @@ class PostgresStore(GenericStore):
             conn.execute(sql.RECORD_REPAIR_SQL, rw.audit_row(run_id, plan))
             with conn.cursor() as cursor:
                 cursor.executemany(rw.RECORD_REWRITE_SQL, rw.rewrite_rows(run_id, plan))
-                cursor.executemany(rw.UPDATE_BLOB_SQL, rw.update_rows(plan.writes))
+                for statement, params in rw.statements(plan.writes):
+                    cursor.executemany(statement, params)
         return "repaired"
 
     def _current_blobs(
@@ -329,7 +330,8 @@ class PostgresStore(GenericStore):
             outcomes = [rw.restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
             back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
             with conn.cursor() as cursor:
-                cursor.executemany(rw.UPDATE_BLOB_SQL, rw.update_rows(back))
+                for statement, params in rw.statements(back):
+                    cursor.executemany(statement, params)
         return outcomes
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
