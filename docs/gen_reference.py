@@ -227,9 +227,11 @@ KINDS: dict[str, tuple[str, str]] = {
         'by the batch job on PostgreSQL, with `nul_text="strip"`',
     ),
     "resume_dropped": (
-        "a human's answer already taken was left out of a load, so LangGraph asks the "
-        "next question again (see [resume safely](../how-to/resume-safely.md))",
-        'by `PatchingCheckpointer`, by default (`stale_resume="keep"` keeps it)',
+        "a human's answer already taken was left out of a load, or its pending write "
+        "deleted (audited, undoable), so LangGraph asks the next question again (see "
+        "[resume safely](../how-to/resume-safely.md))",
+        "by `PatchingCheckpointer` and by the batch job on PostgreSQL, by default "
+        '(`stale_resume="keep"` keeps it)',
     ),
 }
 
