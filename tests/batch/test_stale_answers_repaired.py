@@ -18,7 +18,7 @@ from langgraph_checkpoint_repair.batch import aundo_run, repair_threads
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
 from langgraph_checkpoint_repair.targets import aopen_saver
 from tests.support.asking_graphs import SECOND, SHAPES, answer_first, asked, build, thread
-from tests.support.cli_runs import last_json, run_cli
+from tests.support.cli_runs import last_json, run_cli, start_cli
 from tests.support.stores import Store
 
 NEW_ANSWER = b"\xa2no"
@@ -161,3 +161,15 @@ async def test_undo_leaves_a_slot_filled_since(pg_uri: str, asking: Store) -> No
     assert undone.writes_restored == 0
     assert [entry["reason"] for entry in undone.skipped] == ["moved_on"]
     assert null_answers(pg_uri) == filled
+
+
+async def test_two_runs_at_once_delete_each_stale_answer_once(pg_uri: str, asking: Store) -> None:
+    for n in range(12):
+        await answer_first(asking, build("one_task", asking.saver), "one_task", thread(f"s{n}"))
+    assert run_cli("migrate", pg_uri).returncode == 0
+
+    runs = [start_cli("repair", pg_uri, "--min-idle", "0", "--json") for _ in range(2)]
+    reports = [last_json(run.communicate(timeout=120)[0]) for run in runs]
+
+    assert sum(report["writes_rewritten"] for report in reports) == 12
+    assert null_answers(pg_uri) == []
