@@ -230,7 +230,7 @@ KINDS: dict[str, tuple[str, str]] = {
         "a human's answer already taken was left out of a load, or its pending write "
         "deleted (audited, undoable), so LangGraph asks the next question again (see "
         "[resume safely](../how-to/resume-safely.md))",
-        "by `PatchingCheckpointer` and by the batch job on PostgreSQL, by default "
+        "by `PatchingCheckpointer` and by the batch job on PostgreSQL and SQLite, by default "
         '(`stale_resume="keep"` keeps it)',
     ),
 }

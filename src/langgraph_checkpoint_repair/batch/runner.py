@@ -312,7 +312,7 @@ class _Run:
     def inspects(self, tup: CheckpointTuple, refused: set[str]) -> bool:
         """Whether the head's stored values are read: for an integrity finding, or for the
         row of a stale answer the run may delete."""
-        if self.store.nul_matters and may_drop_answer(tup, self.options.policy):
+        if self.store.rewrites_writes and may_drop_answer(tup, self.options.policy):
             return True
         return needs_inspection(tup, refused, self.store.saver.serde, self.store.nul_matters)
 
@@ -360,14 +360,14 @@ class _Run:
     def plan_rewrite(
         self, tup: CheckpointTuple, values: list[StoredValue] | None, assessment: Assessment
     ) -> RewritePlan | None:
-        """The head's pending writes to rewrite in place, where the store rewrites them
-        (PostgreSQL): text holding U+0000, which it refuses
-        (`docs/how-to/unreadable-threads.md`), else a stale answer to delete
-        (`docs/how-to/resume-safely.md`); None when there is none."""
-        if not self.store.nul_matters or values is None:
+        """The head's pending writes to change in place, where the store can: text
+        holding U+0000 where the store refuses it (`docs/how-to/unreadable-threads.md`),
+        else a stale answer to delete (`docs/how-to/resume-safely.md`); None when there
+        is none."""
+        if not self.store.rewrites_writes or values is None:
             return None
         codes = {finding.code for finding in assessment.findings}
-        if "nul_text" in codes:
+        if "nul_text" in codes and self.store.nul_matters:
             serde, mode = self.store.saver.serde, self.options.policy.nul_text
             return nul_rewrites(tuple_key(tup), values, serde, mode)
         if "stale_resume" in codes and self.options.policy.stale_resume == "drop":

@@ -172,7 +172,7 @@ class _Undo:
 
     def restored(self, writes: Sequence[WriteRewrite], outcomes: Sequence[str]) -> None:
         """Count one checkpoint's rewritten writes put back; each write left alone is
-        listed with why (`postgres.rewrites.restore_outcome`)."""
+        listed with why (`stores.rewrites.restore_outcome`)."""
         restored = sum(outcome == "restored" for outcome in outcomes)
         self.report.writes_restored += restored
         if restored:

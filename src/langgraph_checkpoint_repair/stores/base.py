@@ -98,6 +98,7 @@ def entry_from_metadata(tup: CheckpointTuple, run_id: str) -> RepairEntry | None
 class ThreadStore(Protocol):
     saver: BaseCheckpointSaver[Any]
     nul_matters: bool
+    rewrites_writes: bool
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]: ...
     def count_heads(self, selection: Selection) -> int | None: ...
@@ -128,6 +129,7 @@ class ThreadStore(Protocol):
 class AsyncThreadStore(Protocol):
     saver: BaseCheckpointSaver[Any]
     nul_matters: bool
+    rewrites_writes: bool
 
     def pages(self, selection: Selection) -> AsyncIterator[list[Head]]: ...
     async def count_heads(self, selection: Selection) -> int | None: ...

@@ -158,6 +158,8 @@ class GenericStore:
 
     nul_matters = False
     """Whether the store refuses U+0000 in text, as PostgreSQL does."""
+    rewrites_writes = False
+    """Whether the store changes a pending write in place, audited (PostgreSQL, SQLite)."""
 
     def type_pages(self, all_checkpoints: bool) -> Iterator[ThreadBlobs]:
         """Each page of threads with the msgpack blobs of their heads (or whole history)."""
@@ -195,11 +197,11 @@ class GenericStore:
                 yield entry
 
     def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
-        """Never asked: only a store where `nul_matters` rewrites pending writes."""
+        """Never asked: only a store where `rewrites_writes` changes pending writes."""
         raise NotImplementedError(NO_REWRITES)
 
     def rewrites_of(self, run_id: str) -> list[WriteRewrite]:
-        """None: writes are only rewritten where U+0000 matters (PostgreSQL)."""
+        """None: this store never changes a pending write."""
         return []
 
     def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[str]:
@@ -279,6 +281,7 @@ class AsyncGenericStore:
                 await close()
 
     nul_matters = False
+    rewrites_writes = False
 
     def type_pages(self, all_checkpoints: bool) -> AsyncIterator[ThreadBlobs]:
         raise NoStoredBytes(NO_BYTES)

@@ -27,6 +27,7 @@ from ..decoding.nul import NulMode, holds_nul, scrub_nul
 from ..engine import RepairAction
 from ..engine.actions import ActionKind
 from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
+from .races import WriteOutcome
 
 WriteState = Literal["as_read", "as_rewritten", "changed"]
 """A write's bytes at the last look: still the original, already the rewrite, or other."""
@@ -157,3 +158,69 @@ def by_checkpoint(writes: Iterable[WriteRewrite]) -> Iterator[tuple[WriteRewrite
     """Audited rewrites (in key order) grouped by the checkpoint they belong to."""
     for _, group in groupby(writes, key=lambda write: write.key[:3]):
         yield tuple(group)
+
+
+Params = tuple[Any, ...]
+
+
+def changes(writes: Iterable[WriteRewrite]) -> tuple[list[Params], list[Params], list[Params]]:
+    """The parameters giving each write its rewritten state: its new bytes (value, key),
+    none (key), or, undoing a delete, its row again (key, channel, type, value): what a
+    store's UPDATE, DELETE and INSERT statements take."""
+    updates: list[Params] = []
+    deletes: list[Params] = []
+    inserts: list[Params] = []
+    for write in writes:
+        if write.rewritten is None:
+            deletes.append(write.key)
+        elif write.original is None:
+            inserts.append((*write.key, write.channel, write.type, write.rewritten))
+        else:
+            updates.append((write.rewritten, *write.key))
+    return updates, deletes, inserts
+
+
+def audit_rows(run_id: str, plan: RewritePlan) -> list[Params]:
+    """One audit row per write: the run, its key, channel, type and bytes before and after."""
+    return [
+        (run_id, *write.key, write.channel, write.type, write.original, write.rewritten)
+        for write in plan.writes
+    ]
+
+
+def write_from_row(row: Sequence[Any]) -> WriteRewrite:
+    """A write as its audit row (`audit_rows` less the run) records it."""
+    thread_id, ns, checkpoint_id, task_id, idx, channel, type_, original, rewritten = row
+    return WriteRewrite(
+        str(thread_id),
+        str(ns),
+        str(checkpoint_id),
+        str(task_id),
+        int(idx),
+        str(channel),
+        str(type_),
+        bytes(original),
+        None if rewritten is None else bytes(rewritten),
+    )
+
+
+def before_rewriting(current: Sequence[bytes | None], plan: RewritePlan) -> WriteOutcome | None:
+    """None when every write still holds the bytes read; `claimed` when another run has
+    rewritten them all already; `moved_on` when anything else changed them."""
+    states = {write.state(blob) for write, blob in zip(plan.writes, current, strict=True)}
+    if states == {"as_read"}:
+        return None
+    return "claimed" if states == {"as_rewritten"} else "moved_on"
+
+
+RestoreOutcome = str
+"""`restored`, or why a write was left alone: `claimed` (already restored, or another
+undo holds the thread), `moved_on` (its bytes changed since the repair)."""
+
+
+def restore_outcome(write: WriteRewrite, current: bytes | None) -> RestoreOutcome:
+    """What undo does with one rewritten write, from its bytes now."""
+    state = write.state(current)
+    if state == "as_rewritten":
+        return "restored"
+    return "claimed" if state == "as_read" else "moved_on"

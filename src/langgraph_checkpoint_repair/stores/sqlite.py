@@ -18,15 +18,16 @@ import asyncio
 import sqlite3
 import threading
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from ..decoding.integrity import StoredValue
 from ..js.values import JsJsonPlusSerializer
 from . import chain_rows
+from . import sqlite_rewrites as sr
 from . import stored_values as values
 from .base import Head, Selection
 from .claims import claim
@@ -35,6 +36,17 @@ from .plain import js_checkpoint_verdict
 from .plan import NewCheckpoint
 from .races import Planned, WriteOutcome, Written, head_moved, sibling_key, thread_key
 from .rewind import RowCopy, Rung
+from .rewrites import (
+    RestoreOutcome,
+    RewritePlan,
+    WriteRewrite,
+    audit_rows,
+    before_rewriting,
+    restore_outcome,
+    write_from_row,
+)
+
+_Done = TypeVar("_Done")
 
 _HEADS_SQL = """
 SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id,
@@ -255,6 +267,70 @@ class SqliteStore(GenericStore):
             if self.conn.in_transaction:
                 self.conn.execute(statement)
 
+    rewrites_writes = True
+
+    def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
+        """Claim the thread, look at its head and each write's bytes again, record the
+        original rows and change the writes: one write transaction (`sqlite_rewrites`)."""
+        with claim(self.saver, (plan.thread_id, plan.checkpoint_ns)) as mine:
+            if not mine:
+                return "claimed"
+            with self.writing, self.lock:
+                return self._in_transaction(lambda: self._rewrite(run_id, plan))
+
+    def _rewrite(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
+        head = self.conn.execute(HEAD_ID_SQL, (plan.thread_id, plan.checkpoint_ns)).fetchone()
+        if head is None or head[0] != plan.checkpoint_id:
+            return "moved_on"
+        moved = before_rewriting(self._current(plan.writes), plan)
+        if moved is not None:
+            return moved
+        self.conn.execute(sr.AUDIT_TABLE_SQL)
+        self.conn.executemany(sr.RECORD_REWRITE_SQL, audit_rows(run_id, plan))
+        for statement, params in sr.statements(plan.writes):
+            self.conn.executemany(statement, params)
+        return "repaired"
+
+    def rewrites_of(self, run_id: str) -> list[WriteRewrite]:
+        with self.lock:
+            if not self.conn.execute(sr.HAS_REWRITES_SQL).fetchone()[0]:
+                return []
+            rows = self.conn.execute(sr.REWRITES_OF_SQL, (run_id,)).fetchall()
+        return [write_from_row(row) for row in rows]
+
+    def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[RestoreOutcome]:
+        """Put back one checkpoint's rewritten writes, each only where its row is still
+        as the repair left it; the outcome of each, in order."""
+        with claim(self.saver, (writes[0].thread_id, writes[0].checkpoint_ns)) as mine:
+            if not mine:
+                return ["claimed"] * len(writes)
+            with self.writing, self.lock:
+                return self._in_transaction(lambda: self._restore(writes))
+
+    def _restore(self, writes: Sequence[WriteRewrite]) -> list[RestoreOutcome]:
+        current = self._current(writes)
+        outcomes = [restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
+        back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
+        for statement, params in sr.statements(back):
+            self.conn.executemany(statement, params)
+        return outcomes
+
+    def _current(self, writes: Sequence[WriteRewrite]) -> list[bytes | None]:
+        """Each write's bytes now (None: no such row), inside the caller's transaction."""
+        rows = [self.conn.execute(sr.CURRENT_VALUE_SQL, write.key).fetchone() for write in writes]
+        return [None if row is None else bytes(row[0]) for row in rows]
+
+    def _in_transaction(self, work: Callable[[], _Done]) -> _Done:
+        """`work` in one write transaction, committed unless it raises."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = work()
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+        return done
+
 
 class AsyncSqliteStore(AsyncGenericStore):
     """AsyncSqliteSaver: the twin of `SqliteStore`."""
@@ -373,3 +449,67 @@ class AsyncSqliteStore(AsyncGenericStore):
         async with self.lock:
             if self.conn.in_transaction:
                 await self.conn.execute(statement)
+
+    rewrites_writes = True
+
+    async def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
+        """The twin of `SqliteStore.rewrite_writes`."""
+        with claim(self.saver, (plan.thread_id, plan.checkpoint_ns)) as mine:
+            if not mine:
+                return "claimed"
+            async with self.writing, self.lock:
+                return await self._in_transaction(lambda: self._rewrite(run_id, plan))
+
+    async def _rewrite(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
+        cursor = await self.conn.execute(HEAD_ID_SQL, (plan.thread_id, plan.checkpoint_ns))
+        head = await cursor.fetchone()
+        if head is None or head[0] != plan.checkpoint_id:
+            return "moved_on"
+        moved = before_rewriting(await self._current(plan.writes), plan)
+        if moved is not None:
+            return moved
+        await self.conn.execute(sr.AUDIT_TABLE_SQL)
+        await self.conn.executemany(sr.RECORD_REWRITE_SQL, audit_rows(run_id, plan))
+        for statement, params in sr.statements(plan.writes):
+            await self.conn.executemany(statement, params)
+        return "repaired"
+
+    async def rewrites_of(self, run_id: str) -> list[WriteRewrite]:
+        if not (await self._all(sr.HAS_REWRITES_SQL, ()))[0][0]:
+            return []
+        return [write_from_row(row) for row in await self._all(sr.REWRITES_OF_SQL, (run_id,))]
+
+    async def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[RestoreOutcome]:
+        """The twin of `SqliteStore.restore_writes`."""
+        with claim(self.saver, (writes[0].thread_id, writes[0].checkpoint_ns)) as mine:
+            if not mine:
+                return ["claimed"] * len(writes)
+            async with self.writing, self.lock:
+                return await self._in_transaction(lambda: self._restore(writes))
+
+    async def _restore(self, writes: Sequence[WriteRewrite]) -> list[RestoreOutcome]:
+        current = await self._current(writes)
+        outcomes = [restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
+        back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
+        for statement, params in sr.statements(back):
+            await self.conn.executemany(statement, params)
+        return outcomes
+
+    async def _current(self, writes: Sequence[WriteRewrite]) -> list[bytes | None]:
+        found: list[bytes | None] = []
+        for write in writes:
+            cursor = await self.conn.execute(sr.CURRENT_VALUE_SQL, write.key)
+            row = await cursor.fetchone()
+            found.append(None if row is None else bytes(row[0]))
+        return found
+
+    async def _in_transaction(self, work: Callable[[], Awaitable[_Done]]) -> _Done:
+        """`work` in one write transaction, committed unless it raises."""
+        await self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = await work()
+        except BaseException:
+            await self.conn.execute("ROLLBACK")
+            raise
+        await self.conn.execute("COMMIT")
+        return done

@@ -27,7 +27,15 @@ from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, Written, head_left, sibling_key, thread_key
 from ..rewind import RowCopy, Rung
-from ..rewrites import RewritePlan, WriteRewrite
+from ..rewrites import (
+    RestoreOutcome,
+    RewritePlan,
+    WriteRewrite,
+    audit_rows,
+    before_rewriting,
+    restore_outcome,
+    write_from_row,
+)
 from . import base as sql
 from . import rewrites as rw
 from . import shards
@@ -152,6 +160,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         return int(rows[0][0])
 
     nul_matters = True
+    rewrites_writes = True
 
     async def type_pages(self, all_checkpoints: bool) -> AsyncIterator[values.ThreadBlobs]:
         """The twin of `PostgresStore.type_pages`: the next page is read meanwhile."""
@@ -294,12 +303,12 @@ class AsyncPostgresStore(AsyncGenericStore):
             moved = await self._claim(conn, plan, None)
             if moved is None:
                 current = await self._current_blobs(conn, plan.writes)
-                moved = rw.before_rewriting(current, plan)
+                moved = before_rewriting(current, plan)
             if moved is not None:
                 return moved
             await conn.execute(sql.RECORD_REPAIR_SQL, rw.audit_row(run_id, plan))
             async with conn.cursor() as cursor:
-                await cursor.executemany(rw.RECORD_REWRITE_SQL, rw.rewrite_rows(run_id, plan))
+                await cursor.executemany(rw.RECORD_REWRITE_SQL, audit_rows(run_id, plan))
                 for statement, params in rw.statements(plan.writes):
                     await cursor.executemany(statement, params)
         return "repaired"
@@ -319,16 +328,16 @@ class AsyncPostgresStore(AsyncGenericStore):
         if not (await self._rows(rw.HAS_REWRITES_SQL))[0][0]:
             return []
         rows = await self._rows(rw.REWRITES_OF_SQL, (run_id,), binary=True)
-        return [rw.write_from_row(row) for row in rows]
+        return [write_from_row(row) for row in rows]
 
-    async def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[rw.RestoreOutcome]:
+    async def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[RestoreOutcome]:
         """The twin of `PostgresStore.restore_writes`."""
         async with self._connection() as conn, conn.transaction():
             await conn.execute(GENTLE_SQL)
             if not await self._lock(conn, writes[0]):
                 return ["claimed"] * len(writes)
             current = await self._current_blobs(conn, writes)
-            outcomes = [rw.restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
+            outcomes = [restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
             back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
             async with conn.cursor() as cursor:
                 for statement, params in rw.statements(back):

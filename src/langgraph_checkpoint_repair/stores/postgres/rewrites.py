@@ -12,11 +12,10 @@ rewritten, or a deleted write's slot still empty (it is inserted again).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
-from ..races import WriteOutcome
-from ..rewrites import RewritePlan, WriteRewrite
+from ..rewrites import Params, RewritePlan, WriteRewrite, changes
 
 _KEY = "thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id = %s AND idx = %s"
 CURRENT_BLOB_SQL = f"SELECT blob FROM checkpoint_writes WHERE {_KEY} FOR UPDATE"
@@ -47,63 +46,8 @@ def audit_row(run_id: str, plan: RewritePlan) -> tuple[Any, ...]:
     return (run_id, plan.thread_id, plan.checkpoint_ns, head, head, actions)
 
 
-def rewrite_rows(run_id: str, plan: RewritePlan) -> list[tuple[Any, ...]]:
-    return [
-        (run_id, *write.key, write.channel, write.type, write.original, write.rewritten)
-        for write in plan.writes
-    ]
-
-
-def statements(writes: Iterable[WriteRewrite]) -> list[tuple[str, list[tuple[Any, ...]]]]:
-    """The statements giving each write its rewritten state, with their parameters:
-    its new bytes (`UPDATE_BLOB_SQL`), none (`DELETE_WRITE_SQL`), or, undoing a delete,
-    its row again (`INSERT_WRITE_SQL`)."""
-    updates: list[tuple[Any, ...]] = []
-    deletes: list[tuple[Any, ...]] = []
-    inserts: list[tuple[Any, ...]] = []
-    for write in writes:
-        if write.rewritten is None:
-            deletes.append(write.key)
-        elif write.original is None:
-            inserts.append((*write.key, write.channel, write.type, write.rewritten))
-        else:
-            updates.append((write.rewritten, *write.key))
-    found = [(UPDATE_BLOB_SQL, updates), (DELETE_WRITE_SQL, deletes), (INSERT_WRITE_SQL, inserts)]
+def statements(writes: Iterable[WriteRewrite]) -> list[tuple[str, list[Params]]]:
+    """The statements giving each write its rewritten state (`stores.rewrites.changes`),
+    with their parameters: its new bytes, none, or, undoing a delete, its row again."""
+    found = zip((UPDATE_BLOB_SQL, DELETE_WRITE_SQL, INSERT_WRITE_SQL), changes(writes), strict=True)
     return [(statement, params) for statement, params in found if params]
-
-
-def write_from_row(row: Sequence[Any]) -> WriteRewrite:
-    thread_id, ns, checkpoint_id, task_id, idx, channel, type_, original, rewritten = row
-    return WriteRewrite(
-        str(thread_id),
-        str(ns),
-        str(checkpoint_id),
-        str(task_id),
-        int(idx),
-        str(channel),
-        str(type_),
-        bytes(original),
-        None if rewritten is None else bytes(rewritten),
-    )
-
-
-def before_rewriting(current: Sequence[bytes | None], plan: RewritePlan) -> WriteOutcome | None:
-    """None when every write still holds the bytes read; `claimed` when another run has
-    rewritten them all already; `moved_on` when anything else changed them."""
-    states = {write.state(blob) for write, blob in zip(plan.writes, current, strict=True)}
-    if states == {"as_read"}:
-        return None
-    return "claimed" if states == {"as_rewritten"} else "moved_on"
-
-
-RestoreOutcome = str
-"""`restored`, or why a write was left alone: `claimed` (already restored, or another
-undo holds the thread), `moved_on` (its bytes changed since the repair)."""
-
-
-def restore_outcome(write: WriteRewrite, current: bytes | None) -> RestoreOutcome:
-    """What undo does with one rewritten write, from its bytes now."""
-    state = write.state(current)
-    if state == "as_rewritten":
-        return "restored"
-    return "claimed" if state == "as_read" else "moved_on"

@@ -27,7 +27,15 @@ from ..look_helper import LookHelper
 from ..plan import Assessment, NewCheckpoint
 from ..races import Planned, WriteOutcome, Written, head_left, sibling_key, thread_key
 from ..rewind import RowCopy, Rung
-from ..rewrites import RewritePlan, WriteRewrite
+from ..rewrites import (
+    RestoreOutcome,
+    RewritePlan,
+    WriteRewrite,
+    audit_rows,
+    before_rewriting,
+    restore_outcome,
+    write_from_row,
+)
 from . import base as sql
 from . import rewrites as rw
 from . import shards
@@ -143,6 +151,7 @@ class PostgresStore(GenericStore):
         return int(rows[0][0])
 
     nul_matters = True
+    rewrites_writes = True
 
     def type_pages(self, all_checkpoints: bool) -> Iterator[values.ThreadBlobs]:
         """Pages of threads and their msgpack blobs; the next page is read while the
@@ -292,12 +301,12 @@ class PostgresStore(GenericStore):
             conn.execute(GENTLE_SQL)
             moved = self._claim(conn, plan, None)
             if moved is None:
-                moved = rw.before_rewriting(self._current_blobs(conn, plan.writes), plan)
+                moved = before_rewriting(self._current_blobs(conn, plan.writes), plan)
             if moved is not None:
                 return moved
             conn.execute(sql.RECORD_REPAIR_SQL, rw.audit_row(run_id, plan))
             with conn.cursor() as cursor:
-                cursor.executemany(rw.RECORD_REWRITE_SQL, rw.rewrite_rows(run_id, plan))
+                cursor.executemany(rw.RECORD_REWRITE_SQL, audit_rows(run_id, plan))
                 for statement, params in rw.statements(plan.writes):
                     cursor.executemany(statement, params)
         return "repaired"
@@ -317,9 +326,9 @@ class PostgresStore(GenericStore):
         if not self._rows(rw.HAS_REWRITES_SQL)[0][0]:
             return []
         rows = self._rows(rw.REWRITES_OF_SQL, (run_id,), binary=True)
-        return [rw.write_from_row(row) for row in rows]
+        return [write_from_row(row) for row in rows]
 
-    def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[rw.RestoreOutcome]:
+    def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[RestoreOutcome]:
         """Put back the original bytes of one checkpoint's rewritten writes, each only
         where its bytes are still the rewrite's; the outcome of each, in order."""
         with self._connection() as conn, conn.transaction():
@@ -327,7 +336,7 @@ class PostgresStore(GenericStore):
             if not self._lock(conn, writes[0]):
                 return ["claimed"] * len(writes)
             current = self._current_blobs(conn, writes)
-            outcomes = [rw.restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
+            outcomes = [restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
             back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
             with conn.cursor() as cursor:
                 for statement, params in rw.statements(back):
