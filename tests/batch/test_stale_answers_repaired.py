@@ -50,9 +50,9 @@ class Rows:
             return cursor.fetchall() if cursor.description else []
 
     def null_answers(self) -> list[Any]:
+        """Every null-task answer, whole (each column the saver's table has), its bytes last."""
         return self.execute(
-            "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, "
-            "type, {blob} FROM {writes} WHERE task_id = ? AND channel = '__resume__' "
+            "SELECT *, {blob} FROM {writes} WHERE task_id = ? AND channel = '__resume__' "
             "ORDER BY thread_id",
             NULL_TASK,
         )

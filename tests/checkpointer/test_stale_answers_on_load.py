@@ -10,7 +10,16 @@ from langgraph.types import Command
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy
 from langgraph_checkpoint_repair.stale_answers import is_null_answer
-from tests.support.asking_graphs import FIRST, SECOND, SHAPES, answer_first, asked, build, thread
+from tests.support.asking_graphs import (
+    FIRST,
+    SECOND,
+    SHAPES,
+    answer_first,
+    asked,
+    build,
+    drivable,
+    thread,
+)
 from tests.support.stores import Store
 
 
@@ -65,6 +74,7 @@ async def test_policy_keep_leaves_the_answer_as_langgraph_stored_it(
 
 
 async def test_a_thread_waiting_on_its_first_question_loads_as_stored(store: Store) -> None:
+    drivable(store)
     graph = build("one_task", store.saver)
     assert asked(await store.invoke(graph, {"out": ""}, thread("t"))) == [FIRST]
     wrapped = PatchingCheckpointer(store.saver)
@@ -77,6 +87,7 @@ async def test_a_thread_waiting_on_its_first_question_loads_as_stored(store: Sto
 
 
 async def test_an_answer_given_by_interrupt_id_is_never_left_out(store: Store) -> None:
+    drivable(store)
     graph = build("one_task", store.saver)
     first = (await store.invoke(graph, {"out": ""}, thread("t")))["__interrupt__"][0]
     await store.invoke(graph, Command(resume={first.id: "yes"}), thread("t"))

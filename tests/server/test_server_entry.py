@@ -14,7 +14,13 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, UnreadableCheckpoint, server
 from tests.support.agents import ToolBox, react_agent
-from tests.support.asking_graphs import SECOND, answer_first, build, thread
+from tests.support.asking_graphs import (
+    SECOND,
+    answer_first,
+    build,
+    needs_async_interrupt,
+    thread,
+)
 from tests.support.context import WINDOW, markers, overflow, tokens
 from tests.support.fakes import model
 from tests.support.oracle import assert_valid, violations
@@ -163,6 +169,7 @@ async def test_a_bad_integrity_setting_is_one_line(
     assert named in message and value.split("=")[-1] in message and "\n" not in message
 
 
+@needs_async_interrupt
 @pytest.mark.parametrize("setting", ["", "stale_resume=keep"])
 async def test_the_environment_says_whether_a_stale_answer_is_left_out(
     setting: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
