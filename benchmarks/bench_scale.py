@@ -53,7 +53,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -144,8 +144,16 @@ def write_template(saver: BaseCheckpointSaver[Any], thread_id: str, broken: bool
         config = saver.put(config, checkpoint, metadata, {"messages": version})
 
 
-def seed(database_uri: str, schema: str, threads: int) -> tuple[str, float]:
-    """A store of `threads` threads in `schema`; its URI and the seconds seeding took."""
+def seed(
+    database_uri: str,
+    schema: str,
+    threads: int,
+    more: Callable[[PostgresSaver], None] | None = None,
+    copies: dict[str, str] | None = None,
+) -> tuple[str, float]:
+    """A store of `threads` threads in `schema`; its URI and the seconds seeding took.
+    `more` writes more template threads, and `copies` (table -> its INSERT ... SELECT)
+    copies them instead of `COPY_SQL`."""
     start = time.perf_counter()
     with psycopg.connect(database_uri, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
@@ -155,8 +163,13 @@ def seed(database_uri: str, schema: str, threads: int) -> tuple[str, float]:
         saver.setup()
         write_template(saver, "template-clean", broken=False)
         write_template(saver, "template-broken", broken=True)
-        for table, columns in COLUMNS.items():
-            copy = COPY_SQL.format(table=table, columns=columns, every=BROKEN_EVERY)
+        if more is not None:
+            more(saver)
+        copies = copies or {
+            table: COPY_SQL.format(table=table, columns=columns, every=BROKEN_EVERY)
+            for table, columns in COLUMNS.items()
+        }
+        for table, copy in copies.items():
             conn.execute(copy, {"threads": threads})
             conn.execute(f"DELETE FROM {table} WHERE thread_id LIKE 'template-%'")
         conn.execute("VACUUM ANALYZE")  # as autovacuum leaves a store of this age

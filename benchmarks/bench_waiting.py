@@ -26,23 +26,12 @@ import statistics
 import time
 from typing import Any
 
-import psycopg
 from bench_engine import make_history
-from bench_scale import (
-    COLUMNS,
-    DATABASE,
-    MESSAGES,
-    bench_database,
-    command_reads,
-    finished,
-    in_database,
-    start_scan,
-    write_template,
-)
+from bench_scale import COLUMNS, MESSAGES, bench_database, command_reads, finished, start_scan
+from bench_scale import seed as seed_store
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import Command, interrupt
-from psycopg.rows import dict_row
 
 WAITING_EVERY = 200  # of every 200 heads: one stale, one on its first question (1%)
 TABLES = {
@@ -81,23 +70,12 @@ def write_waiting(saver: PostgresSaver) -> None:
 
 def seed(database_uri: str, schema: str, threads: int, waiting: bool) -> str:
     """A store of `threads` threads in `schema` (with waiting heads or without); its URI."""
-    with psycopg.connect(database_uri, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    uri = in_database(database_uri, DATABASE, schema)
-    with psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
-        saver = PostgresSaver(conn)
-        saver.setup()
-        write_template(saver, "template-clean", broken=False)
-        write_template(saver, "template-broken", broken=True)
-        write_waiting(saver)
-        for table, columns in TABLES.items():
-            copy = COPY_SQL.format(
-                table=table, columns=columns, every=WAITING_EVERY, waiting=str(waiting).upper()
-            )
-            conn.execute(copy, {"threads": threads})
-            conn.execute(f"DELETE FROM {table} WHERE thread_id LIKE 'template-%'")
-        conn.execute("VACUUM ANALYZE")
-    return uri
+    flag = str(waiting).upper()
+    copies = {
+        table: COPY_SQL.format(table=table, columns=columns, every=WAITING_EVERY, waiting=flag)
+        for table, columns in TABLES.items()
+    }
+    return seed_store(database_uri, schema, threads, write_waiting, copies)[0]
 
 
 def one_scan(uri: str) -> float:
