@@ -9,25 +9,38 @@ Seeds two stores of N threads (default 200,000) as `bench_scale.py` seeds its ow
   their first question;
 - its *twin*, the same store with those heads clean instead.
 
-Then `scan` of each, as commands, in alternating order, `--rounds` times: the median
-wall time of each and the ratio waiting / twin (goal: at most 1.1x), and the
-database's reads of one scan of each (tuples: tup_returned + tup_fetched; buffers:
-blks_hit + blks_read, from pg_stat_database). The waiting store's scan must report
-every stale answer.
+Then `scan` commands, their order rotating, `--rounds` times: of the waiting store,
+of its twin, and, with `--reference SRC` (the `src` folder of the release to compare
+with, a `git worktree` of it say), of the waiting store by that release. It prints
+each round's ratios and their medians: waiting store / twin (what heads waiting on a
+human cost), and this release / the reference on the waiting store (what finding
+their stale answers costs; goal: at most 1.1x); and the database's reads of one
+scan of each (tuples: tup_returned + tup_fetched; buffers: blks_hit + blks_read,
+from pg_stat_database). The waiting store's scan must report every stale answer.
 
     python benchmarks/bench_waiting.py [--threads 200000] [--rounds 5]
-        [--postgres postgresql://...]
+        [--reference ../reference/src] [--postgres postgresql://...]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import time
 from typing import Any
 
 from bench_engine import make_history
-from bench_scale import COLUMNS, MESSAGES, bench_database, command_reads, finished, start_scan
+from bench_scale import (
+    COLUMNS,
+    COMMAND,
+    MESSAGES,
+    Reads,
+    bench_database,
+    database_reads,
+    finished,
+)
 from bench_scale import seed as seed_store
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.graph import START, MessagesState, StateGraph
@@ -78,44 +91,80 @@ def seed(database_uri: str, schema: str, threads: int, waiting: bool) -> str:
     return seed_store(database_uri, schema, threads, write_waiting, copies)[0]
 
 
-def one_scan(uri: str) -> float:
+def scan_command(uri: str, reference: str | None) -> subprocess.Popen[str]:
+    """`scan` of `uri` as a command, by this release or by the one in `reference`."""
+    env = dict(os.environ)
+    if reference is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [reference, env.get("PYTHONPATH")]))
+    argv = [*COMMAND, uri, "--min-idle", "0", "--json"]
+    return subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+
+def reads_of(server: str, uri: str, reference: str | None) -> tuple[Reads, dict[str, Any]]:
+    before = database_reads(server)
+    summary = finished(scan_command(uri, reference))
+    return database_reads(server) - before, summary
+
+
+def one_scan(uri: str, reference: str | None) -> float:
     start = time.perf_counter()
-    finished(start_scan(uri, None))
+    finished(scan_command(uri, reference))
     return time.perf_counter() - start
+
+
+def ratios(label: str, walls: list[float], others: list[float]) -> None:
+    each = ", ".join(f"{mine / other:.2f}" for mine, other in zip(walls, others, strict=True))
+    median = statistics.median(walls) / statistics.median(others)
+    print(f"{label}: rounds {each}; medians {median:.2f}x")
+
+
+def print_reads(label: str, mine: Reads, other: Reads) -> None:
+    print(
+        f"{label}: tuples {mine.tuples / other.tuples:.3f}x ({mine.tuples:,} / "
+        f"{other.tuples:,}), buffers {mine.buffers / other.buffers:.3f}x "
+        f"({mine.buffers:,} / {other.buffers:,})"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--reference", help="the src folder of the release to compare with")
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
     args = parser.parse_args()
+    runs: dict[str, tuple[str, str | None]] = {}
     with bench_database(args.postgres) as database:
         start = time.perf_counter()
-        waiting = seed(database, "waiting", args.threads, waiting=True)
-        twin = seed(database, "twin", args.threads, waiting=False)
+        runs["waiting"] = (seed(database, "waiting", args.threads, waiting=True), None)
+        runs["twin"] = (seed(database, "twin", args.threads, waiting=False), None)
+        if args.reference:
+            runs["reference"] = (runs["waiting"][0], args.reference)
         print(f"seeded 2 x {args.threads:,} threads in {time.perf_counter() - start:.0f} s")
-        reads_waiting, summary = command_reads(args.postgres, waiting, None)
-        reads_twin, plain = command_reads(args.postgres, twin, None)
-        stale = args.threads // WAITING_EVERY
-        assert summary.get("findings", {}).get("stale_resume") == stale, summary
-        assert summary["threads_scanned"] == plain["threads_scanned"] == args.threads
-        walls: dict[str, list[float]] = {"waiting": [], "twin": []}
+        reads = {}
+        for name, (uri, reference) in runs.items():
+            reads[name], summary = reads_of(args.postgres, uri, reference)
+            assert summary["threads_scanned"] == args.threads, summary
+            if name == "waiting":
+                stale = summary.get("findings", {}).get("stale_resume")
+                assert stale == args.threads // WAITING_EVERY, summary
+        walls: dict[str, list[float]] = {name: [] for name in runs}
+        names = list(runs)
         for turn in range(args.rounds):
-            order = ("waiting", "twin") if turn % 2 == 0 else ("twin", "waiting")
-            for name in order:
-                walls[name].append(one_scan(waiting if name == "waiting" else twin))
-    print(f"stale answers found: {stale:,} (1% of heads waiting, half of them stale)")
-    for n, (w, t) in enumerate(zip(walls["waiting"], walls["twin"], strict=True), start=1):
-        print(f"round {n}: waiting {w:.1f} s, twin {t:.1f} s, {w / t:.2f}x")
-    median_w, median_t = statistics.median(walls["waiting"]), statistics.median(walls["twin"])
-    print(f"scan wall time, median: {median_w / median_t:.2f}x (goal: at most 1.1x)")
+            for name in names[turn % len(names) :] + names[: turn % len(names)]:
+                walls[name].append(one_scan(*runs[name]))
     print(
-        f"database reads of one scan: tuples {reads_waiting.tuples / reads_twin.tuples:.3f}x "
-        f"({reads_waiting.tuples:,} / {reads_twin.tuples:,}), buffers "
-        f"{reads_waiting.buffers / reads_twin.buffers:.3f}x "
-        f"({reads_waiting.buffers:,} / {reads_twin.buffers:,})"
+        f"stale answers found: {args.threads // WAITING_EVERY:,} (1% of heads waiting, half stale)"
     )
+    ratios("scan wall time, waiting store / twin", walls["waiting"], walls["twin"])
+    print_reads("database reads, waiting store / twin", reads["waiting"], reads["twin"])
+    if args.reference:
+        ratios("scan wall time, this release / reference", walls["waiting"], walls["reference"])
+        print_reads(
+            "database reads, this release / reference", reads["waiting"], reads["reference"]
+        )
 
 
 if __name__ == "__main__":
