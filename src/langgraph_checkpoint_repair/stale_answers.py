@@ -90,17 +90,17 @@ def needs_child_writes(writes: Sequence[Write]) -> bool:
     return not _among(answer[2], answers_taken(writes))
 
 
-def stale_answer(writes: Sequence[Write], child_writes: Iterable[Write] = ()) -> Write | None:
+def stale_answer(writes: Sequence[Write], below: Iterable[Write] = ()) -> Write | None:
     """The head's null-task answer when it is stale; None when it is not (or absent).
 
-    `child_writes` are the pending writes of the head's tasks' child namespaces
-    (`is_child_namespace`), needed only where `needs_child_writes` says so.
+    `below` are the pending writes of the head's tasks' child namespaces
+    (`child_writes`), needed only where `needs_child_writes` says so.
     """
     answer = null_answer(writes)
     if answer is None or not asks_a_human(writes):
         return None
     taken = answers_taken(writes)
-    if _among(answer[2], taken) or _among(answer[2], answers_taken(child_writes)):
+    if _among(answer[2], taken) or _among(answer[2], answers_taken(below)):
         return answer
     return None
 

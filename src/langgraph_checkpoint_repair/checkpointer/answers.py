@@ -25,6 +25,7 @@ from ..stale_answers import (
     subgraph_writes,
     without_null_answers,
 )
+from .view import where
 
 logger = logging.getLogger("langgraph_checkpoint_repair")
 
@@ -37,7 +38,7 @@ def without_stale_answer(saver: BaseCheckpointSaver[Any], tup: CheckpointTuple) 
     try:
         below = subgraph_writes(saver, tup)
     except Exception:  # a subgraph's rows that do not load: the load goes on as stored
-        logger.warning("could not read the subgraphs of %s", _where(tup), exc_info=True)
+        logger.warning("could not read the subgraphs of %s", where(tup), exc_info=True)
         return tup
     return _judged(tup, below)
 
@@ -49,7 +50,7 @@ async def awithout_stale_answer(
     try:
         below = await asubgraph_writes(saver, tup)
     except Exception:  # as in `without_stale_answer`
-        logger.warning("could not read the subgraphs of %s", _where(tup), exc_info=True)
+        logger.warning("could not read the subgraphs of %s", where(tup), exc_info=True)
         return tup
     return _judged(tup, below)
 
@@ -58,12 +59,6 @@ def _judged(tup: CheckpointTuple, below: Sequence[Write]) -> CheckpointTuple:
     writes = list(tup.pending_writes or ())
     if stale_answer(writes, below) is None:
         return tup
-    logger.info("left out a stale answer of %s on load: LangGraph asks again", _where(tup))
+    logger.info("left out a stale answer of %s on load: LangGraph asks again", where(tup))
     record_repairs("load", DROPPED)
     return tup._replace(pending_writes=without_null_answers(writes))
-
-
-def _where(tup: CheckpointTuple) -> str:
-    configurable = tup.config.get("configurable", {})
-    thread_id, ns = configurable.get("thread_id"), configurable.get("checkpoint_ns", "")
-    return f"thread={thread_id!r} ns={ns!r} checkpoint={configurable.get('checkpoint_id')!r}"

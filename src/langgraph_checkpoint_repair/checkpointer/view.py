@@ -66,14 +66,14 @@ class LoadRepairer:
             raise
         except Exception:
             if self._first_time("failed", tup):
-                logger.exception("could not repair checkpoint %s; returned as stored", _where(tup))
+                logger.exception("could not repair checkpoint %s; returned as stored", where(tup))
             return _as_plain_lists(tup, rebuilt)
 
     def rebuild_failed(self, tup: CheckpointTuple) -> None:
         """Log (once per checkpoint) that a delta channel could not be rebuilt here."""
         if self._first_time("rebuild", tup):
             logger.exception(
-                "could not rebuild delta channels of checkpoint %s; left to LangGraph", _where(tup)
+                "could not rebuild delta channels of checkpoint %s; left to LangGraph", where(tup)
             )
 
     def _repair(self, tup: CheckpointTuple) -> CheckpointTuple:
@@ -110,7 +110,7 @@ class LoadRepairer:
         summary = {
             name: [f"{a.kind}:{a.tool_call_id}" for a in acts] for name, acts in actions.items()
         }
-        logger.log(level, "repaired checkpoint %s on load: %s", _where(tup), summary)
+        logger.log(level, "repaired checkpoint %s on load: %s", where(tup), summary)
         record_repairs("load", actions)
         if self.on_repair is None:
             return
@@ -124,7 +124,7 @@ class LoadRepairer:
         try:
             self.on_repair(event)
         except Exception:
-            logger.exception("on_repair callback failed for checkpoint %s", _where(tup))
+            logger.exception("on_repair callback failed for checkpoint %s", where(tup))
 
     def _first_time(self, what: str, tup: CheckpointTuple) -> bool:
         """Remember (boundedly) which checkpoints were already logged, to log each once."""
@@ -159,6 +159,7 @@ def _key(tup: CheckpointTuple) -> tuple[str, str, str]:
     )
 
 
-def _where(tup: CheckpointTuple) -> str:
+def where(tup: CheckpointTuple) -> str:
+    """The checkpoint's place, for a log line: ids quoted, as they may hold newlines."""
     thread_id, ns, checkpoint_id = _key(tup)
     return f"thread={thread_id!r} ns={ns!r} checkpoint={checkpoint_id!r}"  # ids may hold newlines

@@ -224,3 +224,13 @@ def restore_outcome(write: WriteRewrite, current: bytes | None) -> RestoreOutcom
     if state == "as_rewritten":
         return "restored"
     return "claimed" if state == "as_read" else "moved_on"
+
+
+def restoring(
+    writes: Sequence[WriteRewrite], current: Sequence[bytes | None]
+) -> tuple[list[RestoreOutcome], list[WriteRewrite]]:
+    """What undo does with one checkpoint's rewritten writes, from their bytes now: the
+    outcome of each, in order, and the reversed rewrites to apply (those `restored`)."""
+    outcomes = [restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
+    back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
+    return outcomes, back

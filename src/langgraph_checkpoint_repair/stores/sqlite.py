@@ -42,7 +42,7 @@ from .rewrites import (
     WriteRewrite,
     audit_rows,
     before_rewriting,
-    restore_outcome,
+    restoring,
     write_from_row,
 )
 
@@ -308,9 +308,7 @@ class SqliteStore(GenericStore):
                 return self._in_transaction(lambda: self._restore(writes))
 
     def _restore(self, writes: Sequence[WriteRewrite]) -> list[RestoreOutcome]:
-        current = self._current(writes)
-        outcomes = [restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
-        back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
+        outcomes, back = restoring(writes, self._current(writes))
         for statement, params in sr.statements(back):
             self.conn.executemany(statement, params)
         return outcomes
@@ -488,9 +486,7 @@ class AsyncSqliteStore(AsyncGenericStore):
                 return await self._in_transaction(lambda: self._restore(writes))
 
     async def _restore(self, writes: Sequence[WriteRewrite]) -> list[RestoreOutcome]:
-        current = await self._current(writes)
-        outcomes = [restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
-        back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
+        outcomes, back = restoring(writes, await self._current(writes))
         for statement, params in sr.statements(back):
             await self.conn.executemany(statement, params)
         return outcomes

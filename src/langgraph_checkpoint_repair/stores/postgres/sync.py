@@ -33,7 +33,7 @@ from ..rewrites import (
     WriteRewrite,
     audit_rows,
     before_rewriting,
-    restore_outcome,
+    restoring,
     write_from_row,
 )
 from . import base as sql
@@ -336,8 +336,7 @@ class PostgresStore(GenericStore):
             if not self._lock(conn, writes[0]):
                 return ["claimed"] * len(writes)
             current = self._current_blobs(conn, writes)
-            outcomes = [restore_outcome(w, b) for w, b in zip(writes, current, strict=True)]
-            back = [w.reversed() for w, o in zip(writes, outcomes, strict=True) if o == "restored"]
+            outcomes, back = restoring(writes, current)
             with conn.cursor() as cursor:
                 for statement, params in rw.statements(back):
                     cursor.executemany(statement, params)
