@@ -5,7 +5,10 @@ The meter `langgraph_checkpoint_repair` holds three counters:
 model call; attributes `surface` and `channel`), `langgraph_repair.actions`
 (one per action; attributes `action`, `surface`, `channel`) and
 `langgraph_repair.lost_types` (one per type a load met that cannot be rebuilt
-here; attribute `surface`). Attributes take
+here; attribute `surface`), and one gauge, `langgraph_repair.waiting_heads`: the heads
+waiting on a human the last whole `scan --waiting` (or `scan --json`) found, by age
+(attribute `idle`: under_1h, 1h_to_1d, 1d_to_7d, 7d_or_more, unknown; and `shard`,
+K/N, for a run over one shard). Attributes take
 bounded values only: thread ids go to the log records, never here.
 
 OpenTelemetry is looked for once, at the first repair recorded, and imported only
@@ -33,6 +36,8 @@ METER = "langgraph_checkpoint_repair"
 REPAIRS = "langgraph_repair.repairs"
 ACTIONS = "langgraph_repair.actions"
 LOST_TYPES = "langgraph_repair.lost_types"
+WAITING_HEADS = "langgraph_repair.waiting_heads"
+IDLE_BUCKETS = ("under_1h", "1h_to_1d", "1d_to_7d", "7d_or_more", "unknown")
 _DISTRIBUTION = "langgraph-checkpoint-repair"
 
 logger = logging.getLogger("langgraph_checkpoint_repair")
@@ -42,6 +47,8 @@ _absent = False
 _counters: tuple[Any, Any, Any] | None = None
 """The repairs, actions and lost types counters, made at the first record."""
 _starting = threading.Lock()
+_waiting: dict[tuple[tuple[str, str], ...], int] = {}
+"""The gauge's values as of the last whole run, by their attributes."""
 
 
 def record_repairs(surface: Surface, actions: Mapping[str, Sequence[RepairAction]]) -> None:
@@ -73,6 +80,29 @@ def record_lost_types(surface: Surface, count: int) -> None:
         logger.debug("could not record lost type metrics", exc_info=True)
 
 
+def record_waiting(by_age: Mapping[str, int], shard: tuple[int, int] | None = None) -> None:
+    """Set the waiting-heads gauge to `by_age` (bucket -> heads), every bucket given,
+    so a bucket emptied since the last run reads 0."""
+    if _absent:
+        return
+    try:
+        if (_counters or _start()) is None:
+            return
+        scope = () if shard is None else (("shard", f"{shard[0]}/{shard[1]}"),)
+        for bucket in IDLE_BUCKETS:
+            key = (("idle", bucket), *scope)
+            _waiting[key] = int(by_age.get(bucket, 0))
+    except Exception:
+        logger.debug("could not record waiting heads", exc_info=True)
+
+
+def _observe_waiting(options: Any) -> list[Any]:
+    """The gauge's observations: the values the last runs set."""
+    from opentelemetry.metrics import Observation
+
+    return [Observation(count, dict(attributes)) for attributes, count in _waiting.items()]
+
+
 def _start() -> tuple[Any, Any, Any] | None:
     """The counters, made once; None (and nothing imported) without OpenTelemetry."""
     global _absent, _counters
@@ -99,5 +129,11 @@ def _make_counters() -> tuple[Any, Any, Any] | None:
     )
     lost = meter.create_counter(
         LOST_TYPES, unit="{type}", description="Stored types a load could not rebuild here."
+    )
+    meter.create_observable_gauge(
+        WAITING_HEADS,
+        callbacks=[_observe_waiting],
+        unit="{head}",
+        description="Heads waiting on a human at the last whole scan, by how long idle.",
     )
     return repairs, actions, lost

@@ -87,7 +87,7 @@ class SecondRunInTheWindow:
 async def repairs_by_run(store: Store) -> dict[str, Counter[str]]:
     """thread -> how many repair checkpoints each run id holds on it."""
     found: dict[str, Counter[str]] = {}
-    for tup in await store.list(store.saver, None):  # type: ignore[arg-type]
+    for tup in await store.list(store.saver, None):
         run_id = dict(tup.metadata).get(RUN_KEY)
         if run_id is not None:
             thread = tup.config["configurable"]["thread_id"]
@@ -153,7 +153,7 @@ def test_a_subclass_that_stores_as_its_base_takes_its_locked_path(tmp_path: Path
 async def undo_runs(store: Store) -> Counter[str]:
     """How many undo checkpoints each run id wrote."""
     found: Counter[str] = Counter()
-    for tup in await store.list(store.saver, None):  # type: ignore[arg-type]
+    for tup in await store.list(store.saver, None):
         metadata: dict[str, Any] = dict(tup.metadata)
         if (metadata.get(DETAIL_KEY) or {}).get("kind") == "undo":
             found[str(metadata[RUN_KEY])] += 1

@@ -128,7 +128,7 @@ def test_scan_json_and_list_written_as_they_go_hold_what_a_kept_report_holds(
     assert code == 0 and len(output.splitlines()) == 1
     streamed = json.loads(output)
     with open_saver(uri, read_only=True, serde=StrictSerializer()) as saver:
-        kept = repair_threads(saver, dry_run=True, min_idle=0)
+        kept = repair_threads(saver, dry_run=True, min_idle=0, waiting=True)
     expected = {**kept.to_json(), "threads": [t.to_json() for t in kept.threads]}
     for payload in (streamed, expected):
         del payload["run_id"]

@@ -11,6 +11,7 @@ import sys
 import textwrap
 import uuid
 from collections import Counter
+from datetime import datetime, timedelta, timezone
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, TypedDict
@@ -28,8 +29,10 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from langgraph_checkpoint_repair import PatchingCheckpointer
 from langgraph_checkpoint_repair.agents import RepairToolCallsMiddleware
+from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.decoding.finders import module_findable
-from langgraph_checkpoint_repair.metrics import ACTIONS, LOST_TYPES, METER, REPAIRS
+from langgraph_checkpoint_repair.metrics import ACTIONS, LOST_TYPES, METER, REPAIRS, WAITING_HEADS
+from langgraph_checkpoint_repair.stores.plan import shard_of
 from tests.support.agents import ToolBox, chat_graph, thread
 from tests.support.asking_graphs import answer_first, build
 from tests.support.asking_graphs import thread as asking_thread
@@ -39,6 +42,7 @@ from tests.support.histories import ai, human, tool
 from tests.support.in_run_agents import agent, hooked_agent
 from tests.support.seeding import brick, config, seed
 from tests.support.stores import Store, open_store
+from tests.support.waiting_threads import WAITING, seed_waiting
 
 Point = tuple[str, frozenset[tuple[str, Any]]]
 ATTRIBUTES = {"surface", "channel", "action"}
@@ -77,11 +81,27 @@ def counts(reader: InMemoryMetricReader) -> Counter[Point]:
             if scope.scope.name != METER:
                 continue
             for metric in scope.metrics:
+                if metric.name == WAITING_HEADS:  # a gauge: read by `gauge`
+                    continue
                 for point in metric.data.data_points:
                     found[(metric.name, frozenset((point.attributes or {}).items()))] += int(
                         point.value  # type: ignore[union-attr]
                     )
     return found
+
+
+def gauge(reader: InMemoryMetricReader) -> dict[frozenset[tuple[str, Any]], int]:
+    """The waiting-heads gauge's values as the reader collects them now, by attributes."""
+    data = reader.get_metrics_data()
+    return {
+        frozenset((point.attributes or {}).items()): int(point.value)  # type: ignore[union-attr]
+        for resource in (data.resource_metrics if data else ())
+        for scope in resource.scope_metrics
+        if scope.scope.name == METER
+        for metric in scope.metrics
+        if metric.name == WAITING_HEADS
+        for point in metric.data.data_points
+    }
 
 
 def taken(reader: InMemoryMetricReader, before: Counter[Point]) -> Counter[Point]:
@@ -377,3 +397,28 @@ async def test_a_stale_answer_left_out_of_a_load_counts_one_resume_dropped(
             (ACTIONS, frozenset({("action", "resume_dropped"), ("surface", "load"), resume})): 1,
         }
     )
+
+
+async def test_a_whole_waiting_scan_sets_the_gauge_of_waiting_heads_by_age(
+    reader: InMemoryMetricReader,
+) -> None:
+    saver = InMemorySaver()
+    await seed_waiting(Store(saver, is_async=False))
+    now = datetime.now(timezone.utc)
+
+    repair_threads(saver, dry_run=True, waiting=True, started=now + timedelta(days=2))
+    two_days = gauge(reader)
+    repair_threads(saver, dry_run=True, waiting=True, started=now + timedelta(days=9))
+    nine_days = gauge(reader)
+    repair_threads(saver, dry_run=True, waiting=True, shard=(0, 2))
+    sharded = gauge(reader)
+
+    def idle(bucket: str) -> frozenset[tuple[str, Any]]:
+        return frozenset({("idle", bucket)})
+
+    assert two_days[idle("1d_to_7d")] == len(WAITING) and two_days[idle("7d_or_more")] == 0
+    assert nine_days[idle("7d_or_more")] == len(WAITING) and nine_days[idle("1d_to_7d")] == 0
+    in_shard = sum(1 for thread_id in WAITING if shard_of(thread_id, 2) == 0)
+    assert sharded[frozenset({("idle", "under_1h"), ("shard", "0/2")})] == in_shard
+    assert sharded[idle("7d_or_more")] == len(WAITING)  # the whole store's, unchanged
+    assert not {str(value) for key in sharded for _, value in key} & WAITING

@@ -33,7 +33,7 @@ async def run_undo(store: Store, run_id: str) -> UndoReport:
 
 async def all_checkpoints(store: Store) -> list[tuple[str, str, str]]:
     """Every stored checkpoint key, in every namespace (to prove nothing is deleted)."""
-    tuples = await store.list(store.saver, None)  # type: ignore[arg-type]
+    tuples = await store.list(store.saver, None)
     keys = {
         (
             t.config["configurable"]["thread_id"],

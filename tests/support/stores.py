@@ -56,7 +56,7 @@ class Store:
         return saver.get_tuple(config)
 
     async def list(
-        self, saver: BaseCheckpointSaver[Any], config: RunnableConfig
+        self, saver: BaseCheckpointSaver[Any], config: RunnableConfig | None
     ) -> list[CheckpointTuple]:
         if self.is_async:
             return [t async for t in saver.alist(config)]

@@ -14,11 +14,13 @@ from ..engine.context import without_budget
 from ..engine.policy import DEFAULT_POLICY
 from ..stores.base import PAGE_SIZE, Selection
 from ..stores.plan import Assessment, new_run_id
+from ..waiting import WaitingHead
 from . import checks
 from .report import Outcome, RunReport, ThreadReport
 
 ProgressFn = Callable[[RunReport], None]
 ThreadFn = Callable[[ThreadReport], None]
+WaitingFn = Callable[[WaitingHead], None]
 
 
 @dataclass(frozen=True)
@@ -48,12 +50,17 @@ class RunOptions:
     rewind_unreadable: bool = False
     """Give a head that does not decode a new head copying its newest readable ancestor
     (action `rewound`). Never the default: it forgets what the newer checkpoints held."""
+    waiting: bool = False
+    """Also list the heads waiting on a human (an open interrupt) idle at least
+    `min_idle`, with their questions (`RunReport.waiting`). It writes nothing."""
     run_id: str = field(default_factory=new_run_id)
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
     def __post_init__(self) -> None:
         if not isinstance(self.dry_run, bool):
             raise TypeError(f"dry_run must be a bool, not {self.dry_run!r}")
+        if not isinstance(self.waiting, bool):
+            raise TypeError(f"waiting must be a bool, not {self.waiting!r}")
         if not isinstance(self.rewind_unreadable, bool):
             raise TypeError(f"rewind_unreadable must be a bool, not {self.rewind_unreadable!r}")
         if not isinstance(self.policy, RepairPolicy):
@@ -84,7 +91,9 @@ class RunOptions:
     @property
     def selection(self) -> Selection:
         channels, budget = tuple(self.channels), first_look_budget(self.policy)
-        return Selection(channels, self.threads, self.shard, self.page_size, budget)
+        return Selection(
+            channels, self.threads, self.shard, self.page_size, budget, waiting=self.waiting
+        )
 
     def arguments(self) -> dict[str, Any]:
         return {
@@ -98,6 +107,7 @@ class RunOptions:
             "max_writes_per_second": self.max_writes_per_second,
             **({"moved_types": self.moved_texts()} if self.moved_types else {}),
             "rewind_unreadable": self.rewind_unreadable,
+            **({"waiting": True} if self.waiting else {}),
         }
 
     def moved_texts(self) -> dict[str, str]:

@@ -7,11 +7,13 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any, Literal
 
 from ..engine import RepairAction
 from ..stores.plan import Assessment
 from ..targets.redact import first_line
+from ..waiting import WaitingHead
 
 Outcome = Literal[
     "repaired",
@@ -154,9 +156,21 @@ class RunReport:
     history_limits: Counter[str] = field(default_factory=Counter)
     """Threads over a request-wide media limit of the policy's provider, by code:
     measured, never fixed (no rule for them is prefix-stable)."""
+    waiting_looked: bool = False
+    """The run looked for heads waiting on a human (`RunOptions.waiting`)."""
+    waiting_heads: int = 0
+    """Heads with an open interrupt, idle at least `--min-idle` (or of unknown age)."""
+    waiting: list[WaitingHead] = field(default_factory=list)
+    """Those heads, unless `waiting_streamed` hands each over as its page ends."""
+    waiting_streamed: bool = False
+    waiting_by_age: Counter[str] = field(default_factory=Counter)
+    """Every head found waiting, whatever its age, by `waiting.age_bucket` (for metrics)."""
     _found: list[ThreadReport] = field(default_factory=list, repr=False, compare=False)
     """With `streamed`: the heads recorded since the last `take_found`."""
+    _waiting_found: list[WaitingHead] = field(default_factory=list, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc), compare=False)
+    """The run's start: the ages of waiting heads are taken at it."""
 
     def refused(self, names: Iterable[str]) -> None:
         with self._lock:
@@ -213,6 +227,20 @@ class RunReport:
             self.threads.pop()
             self.threads_not_listed += 1
 
+    def waits(self, head: WaitingHead, bucket: str, listed: bool) -> None:
+        """Count a head waiting on a human; `listed` when it is idle long enough to list."""
+        with self._lock:
+            self.waiting_by_age[bucket] += 1
+            if listed:
+                self.waiting_heads += 1
+                (self._waiting_found if self.waiting_streamed else self.waiting).append(head)
+
+    def take_waiting(self) -> list[WaitingHead]:
+        """The waiting heads listed since the last call (`waiting_streamed`)."""
+        with self._lock:
+            found, self._waiting_found = self._waiting_found, []
+        return found
+
     def take_found(self) -> list[ThreadReport]:
         """The heads recorded since the last call (`streamed`), each handed over once."""
         with self._lock:
@@ -254,8 +282,21 @@ class RunReport:
                 if self.history_limits
                 else {}
             ),
+            **self.waiting_json(),
             **({"stopped": True} if self.stopped else {}),
         }
+
+    def waiting_json(self) -> dict[str, Any]:
+        """`waiting_heads`, and the heads themselves unless they were handed over."""
+        if not self.waiting_looked:
+            return {}
+        heads = sorted(self.waiting, key=waiting_order)
+        listed = {} if self.waiting_streamed else {"waiting": [h.to_json(self.now) for h in heads]}
+        return {"waiting_heads": self.waiting_heads, **listed}
+
+
+def waiting_order(head: WaitingHead) -> tuple[str, str]:
+    return (head.thread_id, head.checkpoint_ns)
 
 
 def thread_order(report: ThreadReport) -> tuple[str, str]:

@@ -16,7 +16,7 @@ from ..decoding.integrity import Finding, StoredValue
 from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, load_rebuilt
 from ..engine.media.history import history_limits
-from ..metrics import record_repairs
+from ..metrics import record_repairs, record_waiting
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
 from ..stores.formats import format_finding
@@ -34,11 +34,19 @@ from ..stores.races import WriteOutcome, head_moved
 from ..stores.rewind import AncestorWalk, left_unreadable, rewind_assessment, rewind_checkpoint
 from ..stores.rewrites import RewritePlan, nul_rewrites, stale_answer_drop
 from ..targets.redact import first_line
+from ..waiting import age_bucket, waiting_head
 from .answers import abelow_head, below_head, may_drop_answer, with_stale_answer
 from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
-from .options import Decision, ProgressFn, RunOptions, ThreadFn, outcome_before_writing
+from .options import (
+    Decision,
+    ProgressFn,
+    RunOptions,
+    ThreadFn,
+    WaitingFn,
+    outcome_before_writing,
+)
 from .pacing import Pacer, Quota
-from .report import Outcome, RunReport, StoreLost, thread_order
+from .report import Outcome, RunReport, StoreLost, thread_order, waiting_order
 from .rewind import Loaded, awalk_to_readable, walk_to_readable
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
@@ -51,6 +59,7 @@ def repair_threads(
     command: str = "repair",
     on_progress: ProgressFn | None = None,
     on_thread: ThreadFn | None = None,
+    on_waiting: WaitingFn | None = None,
     stop: threading.Event | None = None,
     **settings: Any,
 ) -> RunReport:
@@ -66,10 +75,12 @@ def repair_threads(
     `on_thread` receives each head the report would list (`ThreadReport`) as soon as
     its page is done, in the order the store gave the heads; the report then keeps
     none in `threads`, so a run's memory stays flat however many heads are broken.
+    With `waiting` set, `on_waiting` receives each head waiting on a human
+    (`WaitingHead`) the same way, instead of the report's `waiting`.
     """
     options = options or RunOptions(**settings)
     store = store_for(saver)
-    run = _SyncRun(store, options, command, (on_progress, on_thread), stop)
+    run = _SyncRun(store, options, command, (on_progress, on_thread, on_waiting), stop)
     return run.run()
 
 
@@ -80,13 +91,14 @@ async def arepair_threads(
     command: str = "repair",
     on_progress: ProgressFn | None = None,
     on_thread: ThreadFn | None = None,
+    on_waiting: WaitingFn | None = None,
     stop: threading.Event | None = None,
     **settings: Any,
 ) -> RunReport:
     """The async twin of `repair_threads`."""
     options = options or RunOptions(**settings)
     store = astore_for(saver)
-    run = _AsyncRun(store, options, command, (on_progress, on_thread), stop)
+    run = _AsyncRun(store, options, command, (on_progress, on_thread, on_waiting), stop)
     return await run.run()
 
 
@@ -98,19 +110,22 @@ class _Run:
         store: Any,
         options: RunOptions,
         command: str,
-        callbacks: tuple[ProgressFn | None, ThreadFn | None],
+        callbacks: tuple[ProgressFn | None, ThreadFn | None, WaitingFn | None],
         stop: threading.Event | None,
     ) -> None:
         self.store = store
         self.options = options
         self.command = command
-        on_progress, self.on_thread = callbacks
+        on_progress, self.on_thread, self.on_waiting = callbacks
         self.on_progress = on_progress or (lambda report: None)
         self.report = RunReport(
             options.run_id,
             options.dry_run,
             max_threads=options.max_reported_threads,
             streamed=self.on_thread is not None,
+            waiting_looked=options.waiting,
+            waiting_streamed=self.on_waiting is not None,
+            now=options.started,
         )
         self.order: dict[tuple[str, str], int] = {}
         """The place of each head of the page under way that is looked at in full."""
@@ -143,7 +158,14 @@ class _Run:
         self.report.refused(getattr(self.store.saver.serde, "refused", ()))
 
     def hand_over(self) -> None:
-        """Give `on_thread` the heads recorded since the last page, in the page's order."""
+        """Give `on_thread` the heads recorded since the last page, in the page's order
+        (and `on_waiting` the heads found waiting)."""
+        if self.on_waiting is not None:
+            waiting = self.report.take_waiting()
+            last = len(self.order)
+            waiting.sort(key=lambda head: self.order.get(waiting_order(head), last))
+            for head in waiting:
+                self.on_waiting(head)
         if self.on_thread is None:
             return
         found = self.report.take_found()
@@ -204,9 +226,27 @@ class _Run:
             # the first look knows pairing, and a budget's tokens, only
             to_load = [head for head in page if head.maybe_broken]
             self.report.scanned(len(page) - len(to_load))
-        if self.on_thread is not None:
+        if self.on_thread is not None or self.on_waiting is not None:
             self.order = {(h.thread_id, h.checkpoint_ns): n for n, h in enumerate(to_load)}
         return to_load
+
+    def note_waiting(self, stored: CheckpointTuple) -> None:
+        """Count the head if it waits on a human, and list it if idle long enough."""
+        if not self.options.waiting:
+            return
+        head = waiting_head(stored)
+        if head is None:
+            return
+        idle = head.idle(self.options.started)
+        listed = idle is None or idle >= self.options.idle
+        self.report.waits(head, age_bucket(idle), listed)
+
+    def waiting_measured(self) -> None:
+        """After a whole run that looked for them, the waiting heads by age go to the
+        metrics (`metrics.record_waiting`); a stopped run has not seen them all."""
+        report = self.report
+        if report.waiting_looked and not report.stopped:
+            record_waiting(report.waiting_by_age, self.options.shard)
 
     def assess(self, tup: CheckpointTuple) -> Assessment:
         o = self.options
@@ -426,6 +466,7 @@ class _SyncRun(_Run):
                 if self.page_done():
                     break
         self.note_refused()
+        self.waiting_measured()
         if not self.options.dry_run:
             self.store.finish_run(self.options.run_id, self.report.to_json())
         return self.report
@@ -457,6 +498,7 @@ class _SyncRun(_Run):
             self.rewind_or_leave(found)
             return
         assert stored is not None  # loaded in the try above
+        self.note_waiting(stored)
         inspected = self.inspects(tup, refused)
         values = self.store.stored_values(tuple_key(stored)) if inspected else None
         assessment = self.judge(tup, refused, values)
@@ -528,6 +570,7 @@ class _AsyncRun(_Run):
             if self.page_done():
                 break
         self.note_refused()
+        self.waiting_measured()
         if not self.options.dry_run:
             await self.store.finish_run(self.options.run_id, self.report.to_json())
         return self.report
@@ -560,6 +603,7 @@ class _AsyncRun(_Run):
             await self.rewind_or_leave(found)
             return
         assert stored is not None  # loaded in the try above
+        self.note_waiting(stored)
         inspected = self.inspects(tup, refused)
         values = await self.store.stored_values(tuple_key(stored)) if inspected else None
         assessment = self.judge(tup, refused, values)

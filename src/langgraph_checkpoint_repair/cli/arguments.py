@@ -210,6 +210,12 @@ def _add_run_command(commands: Any, name: str, summary: str) -> None:
             "checkpoint, violation codes) and nothing else, each page's lines as soon as "
             "the page is done, in the order the store gives the heads",
         )  # fmt: skip
+        command.add_argument(
+            "--waiting", action="store_true",
+            help="list only the heads waiting on a human (an open interrupt) idle at least "
+            "--min-idle: how long, the node that asked, the question (in the table, "
+            "--list and --json); --json lists them anyway, beside the broken heads",
+        )  # fmt: skip
     command.add_argument(
         "--type-moved", action="append", default=[], metavar="OLD=NEW",
         help="a lost stored type whose class moved, as old.module:Old=new.module:New: its "
@@ -266,6 +272,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         max_reported_threads=reported_threads(args),
         moved_types=moved_types(args),
         rewind_unreadable=getattr(args, "rewind_unreadable", False),
+        waiting=args.command == "scan" and (args.json or args.waiting),
     )
 
 

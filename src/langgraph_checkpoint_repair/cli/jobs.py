@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from argparse import Namespace
+from datetime import datetime, timezone
 from typing import Any, TextIO
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -33,8 +34,9 @@ from ..batch import (
 )
 from ..decoding.strict import StrictSerializer
 from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver, refuses_sync
-from .arguments import UsageError, build_policy
+from .arguments import TABLE_ROWS, UsageError, build_policy
 from .output import (
+    WAITING_OPENING,
     JsonStream,
     ListStream,
     print_json,
@@ -42,6 +44,8 @@ from .output import (
     print_threads,
     print_types,
     print_undo,
+    print_waiting,
+    waiting_line,
 )
 from .progress import RunProgress
 from .show import print_preview
@@ -53,11 +57,18 @@ EXIT_OUTPUT_CLOSED = 141
 NOTHING_TO_MIGRATE = "nothing to migrate: this store keeps its audit in checkpoint metadata\n"
 
 
-def streamed_output(args: Namespace, out: TextIO) -> ListStream | JsonStream | None:
-    """`scan --list` and `scan --json` write each broken head as the run finds it."""
+def streamed_output(args: Namespace, out: TextIO, now: datetime) -> ListStream | JsonStream | None:
+    """`scan --list` and `scan --json` write each broken head as the run finds it; with
+    `--waiting`, each head waiting on a human instead."""
     if args.command != "scan":
         return None
-    if getattr(args, "list", False):
+    if args.waiting:
+        if args.list:
+            return ListStream(out, lambda head: waiting_line(head, now))
+        if args.json:
+            return JsonStream(out, WAITING_OPENING, lambda head: head.to_json(now))
+        return None
+    if args.list:
         return ListStream(out)
     return JsonStream(out) if args.json else None
 
@@ -76,8 +87,9 @@ class Job:
         """How a store opened from a URL is read: only trusted types are built."""
         self.report: RunReport | None = None
         """The run's report as of its last finished page (for a failure mid-run)."""
-        self.stream = streamed_output(args, out)
-        """Where `scan --list` and `scan --json` write each broken head as its page ends."""
+        now = options.started if options is not None else datetime.now(timezone.utc)
+        self.stream = streamed_output(args, out, now)
+        """Where `scan --list` and `scan --json` write each listed head as its page ends."""
 
     @property
     def written(self) -> int:
@@ -164,7 +176,7 @@ class Job:
                 self.options,
                 command=self.args.command,
                 on_progress=self.watching(progress),
-                on_thread=self.stream,
+                **self.listeners(),
                 stop=self.stop.event,
             )
         return self.finished(report)
@@ -187,10 +199,22 @@ class Job:
                 self.options,
                 command=self.args.command,
                 on_progress=self.watching(progress),
-                on_thread=self.stream,
+                **self.listeners(),
                 stop=self.stop.event,
             )
         return self.finished(report)
+
+    @property
+    def waiting_only(self) -> bool:
+        """`scan --waiting`: the heads listed are those waiting on a human."""
+        return bool(getattr(self.args, "waiting", False))
+
+    def listeners(self) -> dict[str, Any]:
+        """Where the run hands each listed head: broken heads, or with `--waiting` the
+        heads waiting on a human (the broken ones are then only counted)."""
+        if self.waiting_only:
+            return {"on_thread": None, "on_waiting": self.stream}
+        return {"on_thread": self.stream, "on_waiting": None}
 
     @property
     def progress_shown(self) -> bool:
@@ -266,6 +290,9 @@ class Job:
             self.stream.end(report)
         elif self.args.json:
             print_json(report.to_json(), self.out)
+        elif self.waiting_only:
+            print_waiting(report, self.out, TABLE_ROWS)
+            print_summary(report, self.out, "scan")
         else:
             print_threads(report, self.out)
             print_summary(report, self.out, "scan" if self.args.command == "scan" else "run")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any, TextIO
 
 from ..batch import RunReport, ThreadReport, TypeInventory, UndoReport
-from ..batch.report import thread_order
+from ..batch.report import thread_order, waiting_order
 from ..decoding.integrity import Finding
 from ..decoding.names import type_text
+from ..waiting import WaitingHead
 from .cells import one_line
 from .tables import print_table
 
@@ -72,6 +75,8 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
         (f"threads over a request limit ({code})", f"{n:,} (measured, not fixed)")
         for code, n in sorted(report.history_limits.items())
     ]
+    if report.waiting_looked:
+        rows.append(("threads waiting on a human", f"{report.waiting_heads:,}"))
     rows.append(("errors", f"{len(report.errors):,}"))
     if report.channels_not_found:
         rows.append(("channels not found", ", ".join(report.channels_not_found)))
@@ -81,6 +86,54 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
     for error in report.errors:
         out.write(f"error: thread {error['thread_id']!r} {error['checkpoint_ns']!r}: ")
         out.write(f"{one_line(error['error'])}\n")
+
+
+WAITING_COLUMNS = ("thread", "namespace", "idle", "node", "question")
+QUESTION_CHARS = 60
+"""How much of a question's value a table shows; `--json` gives it whole."""
+
+
+def print_waiting(report: RunReport, out: TextIO, most: int) -> None:
+    """One row per head waiting on a human (the first `most`, by thread id): how long it
+    has waited, the node that asked and a preview of the question."""
+    heads = sorted(report.waiting, key=waiting_order)
+    rows = [
+        (
+            head.thread_id,
+            head.checkpoint_ns or "-",
+            idle_text(head.idle(report.now)),
+            ", ".join(sorted({i.node or "?" for i in head.interrupts})),
+            question_preview(head),
+        )
+        for head in heads[:most]
+    ]
+    if rows:
+        print_table(rows, out, header=WAITING_COLUMNS)
+    if len(heads) > most:
+        out.write(f"... and {len(heads) - most:,} more; `scan --waiting --list` lists every one\n")
+
+
+def question_preview(head: WaitingHead) -> str:
+    """The first question, on one short line; how many more the head asks."""
+    first = head.interrupts[0].value
+    text = one_line(first if isinstance(first, str) else json.dumps(first, default=repr))
+    more = len(head.interrupts) - 1
+    return one_line(text, QUESTION_CHARS) + (f" (+{more} more)" if more else "")
+
+
+def idle_text(idle: timedelta | None) -> str:
+    """An age as a person reads it: 45s, 12m, 5h 3m, 9d 2h; ? when unknown."""
+    if idle is None:
+        return "?"
+    seconds = int(idle.total_seconds())
+    days, rest = divmod(seconds, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, seconds = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes}m"
+    return f"{minutes}m" if minutes else f"{seconds}s"
 
 
 def print_undo(report: UndoReport, out: TextIO) -> None:
@@ -148,17 +201,29 @@ def list_line(thread: ThreadReport) -> str | None:
     return "\t".join(one_line(cell) for cell in cells)
 
 
-class ListStream:
-    """`scan --list` as the run goes: each broken head's line once its page is done."""
+def waiting_line(head: WaitingHead, now: datetime) -> str:
+    """`scan --waiting --list`: a waiting head's tab-separated line: thread id, namespace,
+    head checkpoint id, seconds idle (empty when unknown), its interrupt ids."""
+    idle = head.idle(now)
+    seconds = "" if idle is None else str(int(idle.total_seconds()))
+    ids = ",".join(str(i.id) for i in head.interrupts if i.id is not None)
+    cells = (head.thread_id, head.checkpoint_ns, head.checkpoint_id, seconds, ids)
+    return "\t".join(one_line(cell) for cell in cells)
 
-    def __init__(self, out: TextIO) -> None:
+
+class ListStream:
+    """`scan --list` as the run goes: each listed head's line once its page is done
+    (broken heads, or with `--waiting` the heads waiting on a human)."""
+
+    def __init__(self, out: TextIO, line: Callable[[Any], str | None] = list_line) -> None:
         self.out = out
+        self.line = line
         self.started = False
         """Whether anything was written."""
         self.ended = False
 
-    def __call__(self, thread: ThreadReport) -> None:
-        line = list_line(thread)
+    def __call__(self, thread: Any) -> None:
+        line = self.line(thread)
         if line is not None:
             self.out.write(f"{line}\n")
             self.started = True
@@ -169,19 +234,33 @@ class ListStream:
         self.out.flush()
 
 
+OPENING = '{"threads": ['
+"""How `scan --json` begins: the array of threads before the summary's fields."""
+WAITING_OPENING = '{"waiting": ['
+"""How `scan --waiting --json` begins: the heads waiting on a human come first."""
+
+
 class JsonStream:
     """`scan --json` as the run goes: still one JSON object on one line, the last of
-    stdout. Its `threads` array comes first, written item by item as each page is
-    done; the summary's fields follow once the run ends, however it ends."""
+    stdout. Its `threads` array (with `--waiting`, its `waiting` array) comes first,
+    written item by item as each page is done; the summary's fields follow once the run
+    ends, however it ends."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        opening: str = OPENING,
+        item: Callable[[Any], dict[str, Any]] = ThreadReport.to_json,
+    ) -> None:
         self.out = out
+        self.opening = opening
+        self.item = item
         self.started = False
         """Whether anything was written."""
         self.ended = False
 
-    def __call__(self, thread: ThreadReport) -> None:
-        self.out.write((", " if self.started else OPENING) + json.dumps(thread.to_json()))
+    def __call__(self, thread: Any) -> None:
+        self.out.write((", " if self.started else self.opening) + json.dumps(self.item(thread)))
         self.started = True
 
     def end(self, report: RunReport | None) -> None:
@@ -190,10 +269,6 @@ class JsonStream:
             return
         self.ended = True
         fields = json.dumps(report.to_json())[1:-1] if report is not None else ""
-        opening = "" if self.started else OPENING
+        opening = "" if self.started else self.opening
         self.out.write(f"{opening}]{', ' if fields else ''}{fields}}}\n")
         self.out.flush()
-
-
-OPENING = '{"threads": ['
-"""How `scan --json` begins: the array of threads before the summary's fields."""

@@ -61,6 +61,8 @@ class Selection:
     """With a number, a head the store's first look calls clean (`Head.maybe_broken`
     False) must also be proven within this many tokens of LangChain's approximation
     (`token_bound`); a store that cannot prove it loads the head."""
+    waiting: bool = False
+    """Load the heads waiting on a human too (an open interrupt), for `scan --waiting`."""
 
     def takes(self, thread_id: str) -> bool:
         if self.threads is not None and thread_id not in self.threads:

@@ -137,7 +137,8 @@ class AsyncPostgresStore(AsyncGenericStore):
             else:
                 read.walks[channel] = sql.gather_walks(keys, walked, self.saver.serde)
         serde = self.saver.serde
-        read.suspects = values.suspect_heads(others, trust_of(serde), serde.loads_typed, True)
+        trust, decode = trust_of(serde), serde.loads_typed
+        read.suspects = values.suspect_heads(others, trust, decode, True, selection.waiting)
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
 
