@@ -9,14 +9,17 @@ Seeds two stores of N threads (default 200,000) as `bench_scale.py` seeds its ow
   their first question;
 - its *twin*, the same store with those heads clean instead.
 
-Then `scan` commands, their order rotating, `--rounds` times: of the waiting store,
-of its twin, and, with `--reference SRC` (the `src` folder of the release to compare
-with, a `git worktree` of it say), of the waiting store by that release. It prints
-each round's ratios and their medians: waiting store / twin (what heads waiting on a
-human cost), and this release / the reference on the waiting store (what finding
-their stale answers costs; goal: at most 1.1x); and the database's reads of one
-scan of each (tuples: tup_returned + tup_fetched; buffers: blks_hit + blks_read,
-from pg_stat_database). The waiting store's scan must report every stale answer.
+Then commands, their order rotating, `--rounds` times: `scan --json` of the waiting
+store, `scan --waiting --json` of it, `scan --json` of its twin, and, with
+`--reference SRC` (the `src` folder of the release to compare with, a `git worktree`
+of it say), `scan --json` of the waiting store by that release. It prints each
+round's ratios and their medians: waiting store / twin (what heads waiting on a
+human cost), and against the reference on the waiting store, this release's scan
+(what finding their stale answers and listing the waiting heads cost; goal: at most
+1.1x) and its `scan --waiting` (goal: at most 1.1x); and the database's reads of one
+run of each (tuples: tup_returned + tup_fetched; buffers: blks_hit + blks_read, from
+pg_stat_database). The waiting store's scan must report every stale answer, and its
+`scan --waiting` every waiting head.
 
     python benchmarks/bench_waiting.py [--threads 200000] [--rounds 5]
         [--reference ../reference/src] [--postgres postgresql://...]
@@ -91,27 +94,42 @@ def seed(database_uri: str, schema: str, threads: int, waiting: bool) -> str:
     return seed_store(database_uri, schema, threads, write_waiting, copies)[0]
 
 
-def scan_command(uri: str, reference: str | None) -> subprocess.Popen[str]:
+Run = tuple[str, str | None, tuple[str, ...]]
+"""A command to time: the store's URI, the reference's src folder (None: this
+release), and the options beside `--min-idle 0 --json`."""
+
+
+def scan_command(uri: str, reference: str | None, more: tuple[str, ...]) -> subprocess.Popen[str]:
     """`scan` of `uri` as a command, by this release or by the one in `reference`."""
     env = dict(os.environ)
     if reference is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [reference, env.get("PYTHONPATH")]))
-    argv = [*COMMAND, uri, "--min-idle", "0", "--json"]
+    argv = [*COMMAND, uri, "--min-idle", "0", "--json", *more]
     return subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
 
 
-def reads_of(server: str, uri: str, reference: str | None) -> tuple[Reads, dict[str, Any]]:
+def reads_of(server: str, run: Run) -> tuple[Reads, dict[str, Any]]:
     before = database_reads(server)
-    summary = finished(scan_command(uri, reference))
+    summary = finished(scan_command(*run))
     return database_reads(server) - before, summary
 
 
-def one_scan(uri: str, reference: str | None) -> float:
+def one_scan(run: Run) -> float:
     start = time.perf_counter()
-    finished(scan_command(uri, reference))
+    finished(scan_command(*run))
     return time.perf_counter() - start
+
+
+def check(name: str, summary: dict[str, Any], threads: int) -> None:
+    """Each run saw every head; this release's found every stale answer and every head
+    waiting on a human (two of every WAITING_EVERY)."""
+    assert summary["threads_scanned"] == threads, summary
+    if name in ("scan", "waiting"):
+        stale = summary.get("findings", {}).get("stale_resume")
+        assert stale == threads // WAITING_EVERY, summary
+        assert summary["waiting_heads"] == 2 * (threads // WAITING_EVERY), summary
 
 
 def ratios(label: str, walls: list[float], others: list[float]) -> None:
@@ -135,36 +153,36 @@ def main() -> None:
     parser.add_argument("--reference", help="the src folder of the release to compare with")
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
     args = parser.parse_args()
-    runs: dict[str, tuple[str, str | None]] = {}
+    runs: dict[str, Run] = {}
     with bench_database(args.postgres) as database:
         start = time.perf_counter()
-        runs["waiting"] = (seed(database, "waiting", args.threads, waiting=True), None)
-        runs["twin"] = (seed(database, "twin", args.threads, waiting=False), None)
+        waiting = seed(database, "waiting", args.threads, waiting=True)
+        runs["scan"] = (waiting, None, ())
+        runs["waiting"] = (waiting, None, ("--waiting",))
+        runs["twin"] = (seed(database, "twin", args.threads, waiting=False), None, ())
         if args.reference:
-            runs["reference"] = (runs["waiting"][0], args.reference)
+            runs["reference"] = (waiting, args.reference, ())
         print(f"seeded 2 x {args.threads:,} threads in {time.perf_counter() - start:.0f} s")
         reads = {}
-        for name, (uri, reference) in runs.items():
-            reads[name], summary = reads_of(args.postgres, uri, reference)
-            assert summary["threads_scanned"] == args.threads, summary
-            if name == "waiting":
-                stale = summary.get("findings", {}).get("stale_resume")
-                assert stale == args.threads // WAITING_EVERY, summary
+        for name, run in runs.items():
+            reads[name], summary = reads_of(args.postgres, run)
+            check(name, summary, args.threads)
         walls: dict[str, list[float]] = {name: [] for name in runs}
         names = list(runs)
         for turn in range(args.rounds):
             for name in names[turn % len(names) :] + names[: turn % len(names)]:
-                walls[name].append(one_scan(*runs[name]))
+                walls[name].append(one_scan(runs[name]))
     print(
         f"stale answers found: {args.threads // WAITING_EVERY:,} (1% of heads waiting, half stale)"
     )
-    ratios("scan wall time, waiting store / twin", walls["waiting"], walls["twin"])
-    print_reads("database reads, waiting store / twin", reads["waiting"], reads["twin"])
+    ratios("scan wall time, waiting store / twin", walls["scan"], walls["twin"])
+    print_reads("database reads, waiting store / twin", reads["scan"], reads["twin"])
     if args.reference:
-        ratios("scan wall time, this release / reference", walls["waiting"], walls["reference"])
-        print_reads(
-            "database reads, this release / reference", reads["waiting"], reads["reference"]
-        )
+        for name, label in (("scan", "scan"), ("waiting", "scan --waiting")):
+            mine, theirs = walls[name], walls["reference"]
+            ratios(f"{label} wall time, this release / reference", mine, theirs)
+            theirs_read = reads["reference"]
+            print_reads(f"{label} database reads, this / reference", reads[name], theirs_read)
 
 
 if __name__ == "__main__":

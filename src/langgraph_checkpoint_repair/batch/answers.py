@@ -26,8 +26,9 @@ from ..stale_answers import (
     stale_answer,
     subgraph_writes,
 )
+from ..stores.base import AsyncThreadStore, ThreadStore
 from ..stores.faults import store_lost
-from ..stores.plan import Assessment
+from ..stores.plan import Assessment, tuple_key
 
 STALE = "an answer its task already took; the next invoke(None) hands it to the open question"
 
@@ -39,12 +40,27 @@ def stale_findings(stored: CheckpointTuple, below: Sequence[Write]) -> tuple[Fin
     return (Finding("stale_resume", RESUME_CHANNEL, NULL_TASK_ID, error=STALE),)
 
 
-def with_stale_answer(
-    assessment: Assessment, stored: CheckpointTuple, below: Sequence[Write]
-) -> Assessment:
-    """`assessment` with the `stale_resume` finding where the head holds a stale answer."""
-    found = stale_findings(stored, below)
+def with_stale_answer(assessment: Assessment, found: tuple[Finding, ...]) -> Assessment:
+    """`assessment` with the head's `stale_resume` finding (`stale_found`), if any."""
     return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment
+
+
+def stale_found(store: ThreadStore, stored: CheckpointTuple) -> tuple[Finding, ...]:
+    """The head's `stale_resume` finding: judged on its pending writes, its subgraphs'
+    where those cannot tell, and the store's order of rows where it keeps one (an
+    answer stored after any task took one is new, however equal: SQLite)."""
+    found = stale_findings(stored, below_head(store.saver, stored))
+    if found and store.answer_is_new(tuple_key(stored)):
+        return ()
+    return found
+
+
+async def astale_found(store: AsyncThreadStore, stored: CheckpointTuple) -> tuple[Finding, ...]:
+    """The async twin of `stale_found`."""
+    found = stale_findings(stored, await abelow_head(store.saver, stored))
+    if found and await store.answer_is_new(tuple_key(stored)):
+        return ()
+    return found
 
 
 def may_drop_answer(stored: CheckpointTuple, policy: RepairPolicy) -> bool:

@@ -25,7 +25,7 @@ from ..stores import AsyncThreadStore, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
 from ..stores.formats import format_finding
 from ..stores.plan import assess, tuple_key
-from .answers import abelow_head, below_head, stale_findings
+from .answers import astale_found, stale_found
 from .integrity import findings_of, needs_inspection, unreadable
 
 
@@ -128,7 +128,7 @@ def preview_thread(
     inspected = needs_inspection(tup, refused, store.saver.serde, store.nul_matters)
     values = store.stored_values(tuple_key(tup)) if inspected else None
     findings = findings_of(values, refused, store.saver.serde, store.nul_matters)
-    findings += stale_findings(stored, below_head(store.saver, stored))
+    findings += stale_found(store, stored)
     preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
     types = store.row_types(thread_id, checkpoint_ns) if preview.writes else None
     return _format_checked(store.saver, stored, replace(preview, findings=findings), types)
@@ -158,7 +158,7 @@ async def apreview_thread(
     inspected = needs_inspection(tup, refused, store.saver.serde, store.nul_matters)
     values = await store.stored_values(tuple_key(tup)) if inspected else None
     findings = findings_of(values, refused, store.saver.serde, store.nul_matters)
-    findings += stale_findings(stored, await abelow_head(store.saver, stored))
+    findings += await astale_found(store, stored)
     preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
     types = await store.row_types(thread_id, checkpoint_ns) if preview.writes else None
     return _format_checked(store.saver, stored, replace(preview, findings=findings), types)

@@ -34,8 +34,8 @@ from ..stores.races import WriteOutcome, head_moved
 from ..stores.rewind import AncestorWalk, left_unreadable, rewind_assessment, rewind_checkpoint
 from ..stores.rewrites import RewritePlan, nul_rewrites, stale_answer_drop
 from ..targets.redact import first_line
-from ..waiting import age_bucket, waiting_head
-from .answers import abelow_head, below_head, may_drop_answer, with_stale_answer
+from ..waiting import WaitingHead, age_bucket, waiting_head
+from .answers import astale_found, may_drop_answer, stale_found, with_stale_answer
 from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
 from .options import (
     Decision,
@@ -227,14 +227,19 @@ class _Run:
             to_load = [head for head in page if head.maybe_broken]
             self.report.scanned(len(page) - len(to_load))
         if self.on_thread is not None or self.on_waiting is not None:
-            self.order = {(h.thread_id, h.checkpoint_ns): n for n, h in enumerate(to_load)}
+            self.order = {(h.thread_id, h.checkpoint_ns): n for n, h in enumerate(page)}
+        if o.waiting and self.store.lists_waiting:
+            for head in page:
+                self.note_waiting(head.waiting)
         return to_load
 
-    def note_waiting(self, stored: CheckpointTuple) -> None:
+    def note_loaded(self, stored: CheckpointTuple) -> None:
+        """A loaded head waiting on a human, where the first look did not list it."""
+        if self.options.waiting and not self.store.lists_waiting:
+            self.note_waiting(waiting_head(stored))
+
+    def note_waiting(self, head: WaitingHead | None) -> None:
         """Count the head if it waits on a human, and list it if idle long enough."""
-        if not self.options.waiting:
-            return
-        head = waiting_head(stored)
         if head is None:
             return
         idle = head.idle(self.options.started)
@@ -498,13 +503,13 @@ class _SyncRun(_Run):
             self.rewind_or_leave(found)
             return
         assert stored is not None  # loaded in the try above
-        self.note_waiting(stored)
+        self.note_loaded(stored)
         inspected = self.inspects(tup, refused)
         values = self.store.stored_values(tuple_key(stored)) if inspected else None
         assessment = self.judge(tup, refused, values)
         if assessment is None:
             return
-        assessment = with_stale_answer(assessment, stored, below_head(self.store.saver, stored))
+        assessment = with_stale_answer(assessment, stale_found(self.store, stored))
         plan = self.plan_rewrite(stored, values, assessment)
         if plan is not None:
             self.rewrite(stored, assessment, plan)
@@ -603,14 +608,13 @@ class _AsyncRun(_Run):
             await self.rewind_or_leave(found)
             return
         assert stored is not None  # loaded in the try above
-        self.note_waiting(stored)
+        self.note_loaded(stored)
         inspected = self.inspects(tup, refused)
         values = await self.store.stored_values(tuple_key(stored)) if inspected else None
         assessment = self.judge(tup, refused, values)
         if assessment is None:
             return
-        below = await abelow_head(self.store.saver, stored)
-        assessment = with_stale_answer(assessment, stored, below)
+        assessment = with_stale_answer(assessment, await astale_found(self.store, stored))
         plan = self.plan_rewrite(stored, values, assessment)
         if plan is not None:
             await self.rewrite(stored, assessment, plan)

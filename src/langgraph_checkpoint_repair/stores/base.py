@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..decoding.integrity import StoredValue
+from ..waiting import WaitingHead
 from .plan import DETAIL_KEY, RUN_KEY, Assessment, NewCheckpoint, shard_of
 from .races import Planned, WriteOutcome
 from .rewind import RowCopy, Rung
@@ -34,6 +35,8 @@ class Head:
     """False only when a cheap look at the stored bytes proved the history clean."""
     channels: frozenset[str] = frozenset()
     """Selected channels that cheap look found stored (heads that are loaded say so too)."""
+    waiting: WaitingHead | None = None
+    """Its open interrupts, where the store's first look lists them (`lists_waiting`)."""
 
     @property
     def config(self) -> Any:
@@ -101,6 +104,7 @@ class ThreadStore(Protocol):
     saver: BaseCheckpointSaver[Any]
     nul_matters: bool
     rewrites_writes: bool
+    lists_waiting: bool
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]: ...
     def count_heads(self, selection: Selection) -> int | None: ...
@@ -125,6 +129,7 @@ class ThreadStore(Protocol):
     def repairs_of(self, run_id: str) -> Iterator[RepairEntry]: ...
     def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome: ...
     def rewrites_of(self, run_id: str) -> list[WriteRewrite]: ...
+    def answer_is_new(self, key: tuple[str, str, str]) -> bool: ...
     def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[str]: ...
 
 
@@ -132,6 +137,7 @@ class AsyncThreadStore(Protocol):
     saver: BaseCheckpointSaver[Any]
     nul_matters: bool
     rewrites_writes: bool
+    lists_waiting: bool
 
     def pages(self, selection: Selection) -> AsyncIterator[list[Head]]: ...
     async def count_heads(self, selection: Selection) -> int | None: ...
@@ -158,4 +164,5 @@ class AsyncThreadStore(Protocol):
     def repairs_of(self, run_id: str) -> AsyncIterator[RepairEntry]: ...
     async def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome: ...
     async def rewrites_of(self, run_id: str) -> list[WriteRewrite]: ...
+    async def answer_is_new(self, key: tuple[str, str, str]) -> bool: ...
     async def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[str]: ...

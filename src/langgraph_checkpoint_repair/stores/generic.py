@@ -160,6 +160,9 @@ class GenericStore:
     """Whether the store refuses U+0000 in text, as PostgreSQL does."""
     rewrites_writes = False
     """Whether the store changes a pending write in place, audited (PostgreSQL, SQLite)."""
+    lists_waiting = False
+    """Whether the first look sets each head's `waiting` (PostgreSQL); else the run
+    reads the heads waiting on a human off each loaded head."""
 
     def type_pages(self, all_checkpoints: bool) -> Iterator[ThreadBlobs]:
         """Each page of threads with the msgpack blobs of their heads (or whole history)."""
@@ -203,6 +206,11 @@ class GenericStore:
     def rewrites_of(self, run_id: str) -> list[WriteRewrite]:
         """None: this store never changes a pending write."""
         return []
+
+    def answer_is_new(self, key: HeadKey) -> bool:
+        """Whether the head's null-task answer was stored after any task took one: only
+        a store that keeps the order of its rows can tell (SQLite); here, never."""
+        return False
 
     def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[str]:
         raise NotImplementedError(NO_REWRITES)
@@ -281,6 +289,7 @@ class AsyncGenericStore:
                 await close()
 
     nul_matters = False
+    lists_waiting = False
     rewrites_writes = False
 
     def type_pages(self, all_checkpoints: bool) -> AsyncIterator[ThreadBlobs]:
@@ -314,6 +323,10 @@ class AsyncGenericStore:
 
     async def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
         raise NotImplementedError(NO_REWRITES)
+
+    async def answer_is_new(self, key: HeadKey) -> bool:
+        """The twin of `GenericStore.answer_is_new`."""
+        return False
 
     async def rewrites_of(self, run_id: str) -> list[WriteRewrite]:
         return []

@@ -81,6 +81,11 @@ class RewritePlan:
     kind: ActionKind
     writes: tuple[WriteRewrite, ...]
 
+    @property
+    def head(self) -> tuple[str, str, str]:
+        """The head whose writes these are: thread, namespace, checkpoint."""
+        return (self.thread_id, self.checkpoint_ns, self.checkpoint_id)
+
     def actions(self) -> dict[str, tuple[RepairAction, ...]]:
         """The rewrites as repair actions by channel, for the report and the metrics
         (`detail` names the task, `index` is the write's index in it)."""

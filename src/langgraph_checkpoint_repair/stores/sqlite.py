@@ -285,11 +285,22 @@ class SqliteStore(GenericStore):
         moved = before_rewriting(self._current(plan.writes), plan)
         if moved is not None:
             return moved
+        if sr.drops_answer(plan) and self._answer_is_new(plan.head):
+            return "moved_on"  # a new answer, equal to the old one, stored since the read
         self.conn.execute(sr.AUDIT_TABLE_SQL)
         self.conn.executemany(sr.RECORD_REWRITE_SQL, audit_rows(run_id, plan))
         for statement, params in sr.statements(plan.writes):
             self.conn.executemany(statement, params)
         return "repaired"
+
+    def answer_is_new(self, key: tuple[str, str, str]) -> bool:
+        with self.lock:
+            return self._answer_is_new(key)
+
+    def _answer_is_new(self, key: tuple[str, str, str]) -> bool:
+        """`sqlite_rewrites.answer_is_new`, the lock held."""
+        found = self.conn.execute(sr.ANSWER_ORDER_SQL, sr.answer_order_params(key))
+        return sr.answer_is_new(found.fetchone())
 
     def rewrites_of(self, run_id: str) -> list[WriteRewrite]:
         with self.lock:
@@ -466,11 +477,23 @@ class AsyncSqliteStore(AsyncGenericStore):
         moved = before_rewriting(await self._current(plan.writes), plan)
         if moved is not None:
             return moved
+        if sr.drops_answer(plan) and await self._answer_is_new(plan.head):
+            return "moved_on"  # a new answer, equal to the old one, stored since the read
         await self.conn.execute(sr.AUDIT_TABLE_SQL)
         await self.conn.executemany(sr.RECORD_REWRITE_SQL, audit_rows(run_id, plan))
         for statement, params in sr.statements(plan.writes):
             await self.conn.executemany(statement, params)
         return "repaired"
+
+    async def answer_is_new(self, key: tuple[str, str, str]) -> bool:
+        return sr.answer_is_new(
+            (await self._all(sr.ANSWER_ORDER_SQL, sr.answer_order_params(key)))[0]
+        )
+
+    async def _answer_is_new(self, key: tuple[str, str, str]) -> bool:
+        """`sqlite_rewrites.answer_is_new`, inside the caller's transaction."""
+        cursor = await self.conn.execute(sr.ANSWER_ORDER_SQL, sr.answer_order_params(key))
+        return sr.answer_is_new(await cursor.fetchone())
 
     async def rewrites_of(self, run_id: str) -> list[WriteRewrite]:
         if not (await self._all(sr.HAS_REWRITES_SQL, ()))[0][0]:

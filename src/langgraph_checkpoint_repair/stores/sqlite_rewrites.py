@@ -11,9 +11,11 @@ read, the audit rows, then the change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from .rewrites import Params, WriteRewrite, changes
+from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
+from .rewrites import Params, RewritePlan, WriteRewrite, changes
 
 _KEY = "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?"
 CURRENT_VALUE_SQL = f"SELECT value FROM writes WHERE {_KEY}"
@@ -50,6 +52,35 @@ DELETE_WRITE_SQL = f"DELETE FROM writes WHERE {_KEY}"
 INSERT_WRITE_SQL = """
 INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+
+
+# SQLite numbers rows as they are written, and LangGraph's SqliteSaver replaces a null-task
+# answer (INSERT OR REPLACE), so a row stored again gets a new rowid: the head's answer
+# against the newest resume list any task of the thread wrote.
+ANSWER_ORDER_SQL = f"""
+SELECT
+    (SELECT max(rowid) FROM writes
+     WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?
+        AND task_id = '{NULL_TASK_ID}' AND channel = '{RESUME_CHANNEL}'),
+    (SELECT max(rowid) FROM writes
+     WHERE thread_id = ? AND task_id <> '{NULL_TASK_ID}' AND channel = '{RESUME_CHANNEL}')"""
+
+
+def answer_order_params(key: Sequence[str]) -> tuple[str, ...]:
+    return (*key, key[0])
+
+
+def answer_is_new(row: Sequence[Any] | None) -> bool:
+    """Whether the head's null-task answer (`ANSWER_ORDER_SQL`) was stored after every
+    answer a task of the thread took: a new answer no task has read yet (a run stopped
+    before its task reached it), never a stale one, however equal its value."""
+    if row is None or row[0] is None:
+        return False
+    return row[1] is None or int(row[0]) > int(row[1])
+
+
+def drops_answer(plan: RewritePlan) -> bool:
+    return plan.kind == "resume_dropped"
 
 
 def statements(writes: Iterable[WriteRewrite]) -> list[tuple[str, list[Params]]]:

@@ -70,20 +70,16 @@ def _channels_of(type_: str, blob: bytes) -> list[StoredValue]:
 
 
 def suspect_heads(
-    rows: Sequence[Sequence[Any]],
-    trust: Trust,
-    decode: Decode,
-    nul_matters: bool,
-    waiting: bool = False,
+    rows: Sequence[Sequence[Any]], trust: Trust, decode: Decode, nul_matters: bool
 ) -> set[tuple[str, str, str]]:
     """The heads whose other values (rows of thread, namespace, checkpoint, channel, type,
     blob, task id: `postgres.base.split_rows`) may hold an integrity finding, or a stale
-    answer (a null-task answer beside an open question: `stale_answers`); with `waiting`,
-    every head with an open question too."""
+    answer (a null-task answer beside an open question: `stale_answers`)."""
     suspects: set[tuple[str, str, str]] = set()
     answering: set[tuple[str, str, str]] = set()
     asking: set[tuple[str, str, str]] = set()
-    for thread_id, ns, checkpoint_id, channel, type_, blob, task_id in rows:
+    for row in rows:
+        thread_id, ns, checkpoint_id, channel, type_, blob, task_id = row[:7]
         key = (thread_id, ns, checkpoint_id)
         if channel == INTERRUPT_CHANNEL:
             asking.add(key)
@@ -94,7 +90,7 @@ def suspect_heads(
         value = StoredValue(channel, type_, None if blob is None else bytes(blob), task_id)
         if suspect(value, trust, decode, nul_matters):
             suspects.add(key)
-    return suspects | (asking if waiting else answering & asking)
+    return suspects | (answering & asking)
 
 
 # The `types` inventory: every msgpack value of each head (its channels at their

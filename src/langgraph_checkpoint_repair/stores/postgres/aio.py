@@ -39,6 +39,7 @@ from ..rewrites import (
 from . import base as sql
 from . import rewrites as rw
 from . import shards
+from .asking import waiting_heads
 
 
 class AsyncPostgresStore(AsyncGenericStore):
@@ -137,8 +138,9 @@ class AsyncPostgresStore(AsyncGenericStore):
             else:
                 read.walks[channel] = sql.gather_walks(keys, walked, self.saver.serde)
         serde = self.saver.serde
-        trust, decode = trust_of(serde), serde.loads_typed
-        read.suspects = values.suspect_heads(others, trust, decode, True, selection.waiting)
+        read.suspects = values.suspect_heads(others, trust_of(serde), serde.loads_typed, True)
+        if selection.waiting:
+            read.waiting = waiting_heads(others, serde)
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
 
@@ -162,6 +164,7 @@ class AsyncPostgresStore(AsyncGenericStore):
 
     nul_matters = True
     rewrites_writes = True
+    lists_waiting = True
 
     async def type_pages(self, all_checkpoints: bool) -> AsyncIterator[values.ThreadBlobs]:
         """The twin of `PostgresStore.type_pages`: the next page is read meanwhile."""

@@ -37,6 +37,7 @@ from ...delta.chains import MAX_CHAIN
 from ...engine import repair_messages
 from ...engine.context import count_tokens
 from ...js.values import JsJsonPlusSerializer
+from ...waiting import WaitingHead
 from ..base import Head, RepairEntry, Selection
 from ..faults import store_lost
 from ..plain import (
@@ -107,7 +108,10 @@ RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
 # sequential scan of every blob for each page: the whole table read once per page).
 # Besides the selected (message) channels, each head's other stored values come along
 # for the integrity look (`stored_values.suspect_heads`): its other channels' blobs at
-# their versions, and its pending writes (`task_id` set), each on its table's key.
+# their versions, and its pending writes (`task_id` set), each on its table's key. When a
+# run lists the heads waiting on a human, an `__interrupt__` row also brings the head's
+# own fields `waiting.waiting_head` reads (`ASKED_SQL`; `asking`), looked up for those
+# rows alone.
 _HEADS_SQL = """
 WITH heads AS (
     SELECT DISTINCT ON (thread_id, checkpoint_ns)
@@ -123,24 +127,25 @@ SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob, b.channel,
         SELECT name FROM unnest(%(channels)s::text[]) AS name
         WHERE h.versions ? name AND h.counters ? name
     ) AS counted,
-    b.task_id, b.selected
+    b.task_id, b.selected, b.asked
 FROM heads h
 LEFT JOIN LATERAL (
-    SELECT b.type, b.blob, b.channel, NULL::text AS task_id, TRUE AS selected
+    SELECT b.type, b.blob, b.channel, NULL::text AS task_id, TRUE AS selected,
+        NULL::jsonb AS asked
     FROM checkpoint_blobs b
     WHERE b.thread_id = h.thread_id
         AND b.checkpoint_ns = h.checkpoint_ns
         AND b.channel = ANY(%(channels)s)
         AND b.version = h.versions ->> b.channel
     UNION ALL
-    SELECT o.type, o.blob, o.channel, NULL, FALSE
+    SELECT o.type, o.blob, o.channel, NULL, FALSE, NULL
     FROM jsonb_each_text(h.versions) AS v (channel, version)
     JOIN checkpoint_blobs o
         ON o.thread_id = h.thread_id AND o.checkpoint_ns = h.checkpoint_ns
         AND o.channel = v.channel AND o.version = v.version
     WHERE v.channel <> ALL(%(channels)s) AND o.type NOT IN ('empty', 'null', 'bytes', 'bytearray')
     UNION ALL
-    SELECT w.type, w.blob, w.channel, w.task_id, FALSE
+    SELECT w.type, w.blob, w.channel, w.task_id, FALSE, {asked}
     FROM checkpoint_writes w
     WHERE w.thread_id = h.thread_id AND w.checkpoint_ns = h.checkpoint_ns
         AND w.checkpoint_id = h.checkpoint_id
@@ -149,17 +154,28 @@ LEFT JOIN LATERAL (
 ORDER BY h.thread_id DESC, h.checkpoint_ns DESC"""
 
 
+ASKED_SQL = """CASE WHEN w.channel = '__interrupt__' THEN (
+        SELECT jsonb_build_array(c.checkpoint -> 'ts', c.checkpoint -> 'v',
+            c.metadata -> 'step', c.checkpoint -> 'channel_versions')
+        FROM checkpoints c
+        WHERE c.thread_id = h.thread_id AND c.checkpoint_ns = h.checkpoint_ns
+            AND c.checkpoint_id = h.checkpoint_id) END"""
+"""On a head's `__interrupt__` rows: its time, version, step and channel versions."""
+
+
 def split_rows(
     rows: Sequence[Sequence[Any]],
 ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The heads query's rows as the first look's (a head's selected channels; a head's
     other values leave an empty row, so every head is still there) and the integrity
-    look's (thread, namespace, checkpoint, channel, type, blob, task id)."""
+    look's (thread, namespace, checkpoint, channel, type, blob, task id, and the head's
+    fields on an `__interrupt__` row when a run lists the waiting: `ASKED_SQL`)."""
     looked: list[tuple[Any, ...]] = []
     others: list[tuple[Any, ...]] = []
-    for thread_id, ns, checkpoint_id, type_, blob, channel, counted, task_id, selected in rows:
+    for row in rows:
+        thread_id, ns, checkpoint_id, type_, blob, channel, counted, task_id, selected = row[:9]
         if selected is False:
-            others.append((thread_id, ns, checkpoint_id, channel, type_, blob, task_id))
+            others.append((thread_id, ns, checkpoint_id, channel, type_, blob, task_id, row[9]))
             looked.append((thread_id, ns, checkpoint_id, None, None, None, counted))
         else:
             looked.append((thread_id, ns, checkpoint_id, type_, blob, channel, counted))
@@ -234,10 +250,16 @@ class PageVerdicts:
     to_walk: dict[str, list[HeadKey]] = field(default_factory=dict)
     found: dict[HeadKey, set[str]] = field(default_factory=dict)
     """The selected channels each head holds: stored there, or a delta channel's history."""
+    waiting: dict[HeadKey, WaitingHead] = field(default_factory=dict)
 
     def heads(self) -> list[Head]:
         return [
-            Head(*key, maybe_broken=broken, channels=frozenset(self.found[key]))
+            Head(
+                *key,
+                maybe_broken=broken,
+                channels=frozenset(self.found[key]),
+                waiting=self.waiting.get(key),
+            )
             for key, broken in self.maybe_broken.items()
         ]
 
@@ -254,7 +276,8 @@ def heads_query(
     `start`)."""
     where, params = keyset_where(selection, after, within)
     params.update(page=selection.page_size, channels=list(selection.channels))
-    return _HEADS_SQL.format(where=where), params
+    asked = ASKED_SQL if selection.waiting else "NULL"
+    return _HEADS_SQL.format(where=where, asked=asked), params
 
 
 def count_query(
@@ -467,6 +490,8 @@ class PageRows:
     walks: dict[str, ChannelWalks | Exception] = field(default_factory=dict)
     suspects: set[HeadKey] = field(default_factory=set)
     """Heads whose other values may hold an integrity finding (`stored_values`)."""
+    waiting: dict[HeadKey, WaitingHead] = field(default_factory=dict)
+    """Heads with an open interrupt, when the run lists them (`asking`)."""
     judge_plain: PlainJudge | None = None
     """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them under
     `budget`); None, judged here."""
@@ -514,6 +539,7 @@ def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
     page = heads_from_rows(read.rows, serde, (read.judge_plain, read.judge_js), read.budget)
     for key in read.suspects:
         page.maybe_broken[key] = True
+    page.waiting = read.waiting
     for channel in page.to_walk:
         walked = read.walks.get(channel)
         if isinstance(walked, Exception):

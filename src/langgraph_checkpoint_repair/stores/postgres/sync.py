@@ -39,6 +39,7 @@ from ..rewrites import (
 from . import base as sql
 from . import rewrites as rw
 from . import shards
+from .asking import waiting_heads
 
 
 class PostgresStore(GenericStore):
@@ -128,8 +129,9 @@ class PostgresStore(GenericStore):
             else:
                 read.walks[channel] = sql.gather_walks(keys, walked, self.saver.serde)
         serde = self.saver.serde
-        trust, decode = trust_of(serde), serde.loads_typed
-        read.suspects = values.suspect_heads(others, trust, decode, True, selection.waiting)
+        read.suspects = values.suspect_heads(others, trust_of(serde), serde.loads_typed, True)
+        if selection.waiting:
+            read.waiting = waiting_heads(others, serde)
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
 
@@ -153,6 +155,7 @@ class PostgresStore(GenericStore):
 
     nul_matters = True
     rewrites_writes = True
+    lists_waiting = True
 
     def type_pages(self, all_checkpoints: bool) -> Iterator[values.ThreadBlobs]:
         """Pages of threads and their msgpack blobs; the next page is read while the
