@@ -18,11 +18,9 @@ from langgraph_checkpoint_repair.stale_answers import NULL_TASK_ID, RESUME_CHANN
 from langgraph_checkpoint_repair.stores import astore_for, store_for
 from langgraph_checkpoint_repair.stores.plan import tuple_key
 from langgraph_checkpoint_repair.stores.rewrites import stale_answer_drop
-from tests.support.asking_graphs import SECOND, answer_first, asked, build, needs_async_interrupt
+from tests.support.asking_graphs import SECOND, answer_first, asked, build
 from tests.support.asking_graphs import thread as config
 from tests.support.stores import Store, cli_store
-
-pytestmark = needs_async_interrupt
 
 
 async def answer_again_and_stop(store: Store) -> None:

@@ -2,10 +2,11 @@
 
 from .counting import acount_heads, count_heads
 from .inventory import TypeCount, TypeInventory, ainventory_types, inventory_types
+from .migrate import migrate
 from .options import RunOptions
 from .preview import ThreadNotFound, ThreadPreview, apreview_thread, preview_thread
 from .report import RunReport, StoreLost, ThreadReport, UndoReport, UnknownRun
-from .runner import arepair_threads, migrate, repair_threads
+from .runner import arepair_threads, repair_threads
 from .undo import aundo_run, undo_run
 
 __all__ = [

@@ -1,0 +1,131 @@
+"""What a loaded head is: its assessment from the tuple LangGraph hands back, its
+findings from its stored bytes, or why it is left alone (a refused or lost type,
+bytes that do not decode). The runner's judging, apart from bookkeeping and writing."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+from langgraph.checkpoint.base import CheckpointTuple
+
+from ..decoding.integrity import Finding, StoredValue
+from ..engine.media.history import history_limits
+from ..stores import Head
+from ..stores.plan import Assessment, assess, bytes_status, tuple_key
+from ..targets.redact import first_line
+from ..waiting import waiting_head
+from .answers import may_drop_answer
+from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
+from .ledger import Ledger
+from .options import RunOptions
+
+logger = logging.getLogger("langgraph_checkpoint_repair.batch")
+
+
+class Judge:
+    """Judges the heads of one run over `store` (sync or async: it does no I/O)."""
+
+    def __init__(self, store: Any, options: RunOptions, ledger: Ledger) -> None:
+        self.store = store
+        self.options = options
+        self.ledger = ledger
+        self.report = ledger.report
+
+    def take_page(self, page: list[Head]) -> list[Head]:
+        """The page's heads to load; those the first look cleared count as scanned now,
+        the others as each is looked at (a run stopped mid-page counts only those)."""
+        self.report.saw(name for head in page for name in head.channels)
+        o = self.options
+        to_load = page
+        if not o.policy.reads_content or o.selection.token_budget is not None:
+            # the first look knows pairing, and a budget's tokens, only
+            to_load = [head for head in page if head.maybe_broken]
+            self.report.scanned(len(page) - len(to_load))
+        self.ledger.page_started(page)
+        if o.waiting and self.store.lists_waiting:
+            for head in page:
+                self.ledger.note_waiting(head.waiting)
+        return to_load
+
+    def note_loaded(self, stored: CheckpointTuple) -> None:
+        """A loaded head waiting on a human, where the first look did not list it."""
+        if self.options.waiting and not self.store.lists_waiting:
+            self.ledger.note_waiting(waiting_head(stored))
+
+    def assess(self, tup: CheckpointTuple) -> Assessment:
+        o = self.options
+        values = tup.checkpoint["channel_values"]
+        self.report.saw(c for c in o.channels if c in values)
+        if o.policy.rewrites_content:
+            for channel in o.channels:
+                if isinstance(values.get(channel), list):
+                    self.report.over_history_limits(
+                        history_limits(values[channel], o.policy.provider)
+                    )
+        return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.idle, now=o.started)
+
+    def skip_refused(
+        self, tup: CheckpointTuple, names: set[str], findings: tuple[Finding, ...]
+    ) -> None:
+        """Leave a head whose read refused a type or met a lost one: it holds plain data
+        where the application stored an object, so writing on it would change the
+        application's state. It is still assessed, to count it if broken."""
+        try:
+            assessment = self.assess(tup)
+        except Exception:  # plain data where messages were: nothing more to say of it
+            assessment = Assessment(*tuple_key(tup), status="clean", broken=False)
+        self.report.record(replace(assessment, findings=findings), "refused_type")
+        logger.info(
+            "refused_type thread=%r ns=%r types=%s", *tuple_key(tup)[:2], ", ".join(sorted(names))
+        )
+
+    def unreadable(
+        self, key: tuple[str, str, str], values: list[StoredValue] | None, error: Exception
+    ) -> Assessment | None:
+        """The assessment of a head whose bytes do not decode; None when the failure is
+        not the bytes' and the run must report it as a failure."""
+        serde, nul_matters = self.store.saver.serde, self.store.nul_matters
+        assessment = unreadable(key, values, error, serde, nul_matters)
+        if assessment is not None:
+            logger.info("unreadable thread=%r ns=%r: %s", key[0], key[1], first_line(error))
+        return assessment
+
+    def assessment(
+        self,
+        tup: CheckpointTuple,
+        refused: set[str],
+        values: list[StoredValue] | None,
+    ) -> Assessment | None:
+        """The assessment of a loaded head with its findings; None when it is left
+        alone for a refused or lost type (recorded here)."""
+        serde = self.store.saver.serde
+        findings = findings_of(values, refused, serde, self.store.nul_matters)
+        moved = self.moved_types_repair(tup, findings, values)
+        if moved is not None:
+            return moved
+        if refused or any(finding.code == "lost_type" for finding in findings):
+            self.skip_refused(tup, refused, findings)
+            return None
+        return replace(self.assess(tup), findings=findings)
+
+    def moved_types_repair(
+        self,
+        tup: CheckpointTuple,
+        findings: tuple[Finding, ...],
+        values: list[StoredValue] | None,
+    ) -> Assessment | None:
+        """The head's `type_moved` repair, where `--type-moved` names every lost type."""
+        o = self.options
+        if not o.moved_types or values is None:
+            return None
+        status = bytes_status(tup, o.idle, o.started)
+        return moved_types_repair(tup, findings, values, o.moved_types, status)
+
+    def inspects(self, tup: CheckpointTuple, refused: set[str]) -> bool:
+        """Whether the head's stored values are read: for an integrity finding, or for the
+        row of a stale answer the run may delete."""
+        if self.store.rewrites_writes and may_drop_answer(tup, self.options.policy):
+            return True
+        return needs_inspection(tup, refused, self.store.saver.serde, self.store.nul_matters)

@@ -1,0 +1,140 @@
+"""What a run writes on a judged head, or why it writes nothing now: a repair
+checkpoint, a rewind, pending writes changed in place, each checked against
+`--dry-run`, `--limit`, `--min-idle` and the formats of the thread's rows. The
+runner's planning, apart from bookkeeping and judging; the shells do the writes."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+from langgraph.checkpoint.base import CheckpointTuple
+
+from ..decoding.integrity import StoredValue
+from ..stores.formats import format_finding
+from ..stores.plan import (
+    Assessment,
+    NewCheckpoint,
+    checkpoint_on_top,
+    repair_detail,
+    tuple_key,
+    written_since,
+)
+from ..stores.rewind import AncestorWalk, left_unreadable, rewind_assessment, rewind_checkpoint
+from ..stores.rewrites import RewritePlan, nul_rewrites, stale_answer_drop
+from .ledger import Ledger
+from .options import Decision, RunOptions, outcome_before_writing
+from .rewind import Loaded
+
+logger = logging.getLogger("langgraph_checkpoint_repair.batch")
+
+
+class Planner:
+    """Plans the writes of one run over `store` (sync or async: it does no I/O)."""
+
+    def __init__(self, store: Any, options: RunOptions, ledger: Ledger) -> None:
+        self.store = store
+        self.options = options
+        self.report = ledger.report
+        self.quota = ledger.quota
+
+    @property
+    def rewinding(self) -> bool:
+        """Whether unreadable heads are rewound: asked for, and the store can undo it."""
+        return self.options.rewind_unreadable and self.store.rewinds
+
+    def leave_unreadable(self, assessment: Assessment) -> None:
+        self.report.record(assessment, "unreadable")
+
+    def rewind(
+        self,
+        found: Assessment,
+        walk: AncestorWalk,
+        loaded: Loaded | None,
+        types: frozenset[str] | None,
+    ) -> tuple[Assessment, NewCheckpoint] | None:
+        """The rewind of an unreadable head to the ancestor the walk found; None (the
+        head recorded, with why) when there is none or no write is due now. The rewind
+        is written in the ancestor's format (`format_checked`, the thread's `types`)."""
+        if loaded is None:
+            self.leave_unreadable(left_unreadable(found, walk))
+            return None
+        ancestor, rebuilt = loaded
+        assessment = rewind_assessment(found, walk, tuple_key(ancestor)[2])
+        if assessment.status == "repair":
+            assessment = self.format_checked(ancestor, assessment, types)
+        if not self.due(assessment):
+            return None
+        saver, run_id = self.store.saver, self.options.run_id
+        return assessment, rewind_checkpoint(
+            walk, ancestor, saver.get_next_version, run_id, rebuilt
+        )
+
+    def format_checked(
+        self, stored: CheckpointTuple, assessment: Assessment, types: frozenset[str] | None
+    ) -> Assessment:
+        """The assessment of a head to write on, left alone as `foreign_format` (with why,
+        as a finding) where the write would not keep to the formats of the thread's
+        rows, whose serializer types are `types` (None: a saver that shows no rows)."""
+        finding = format_finding(self.store.saver, stored.checkpoint, types)
+        if finding is None:
+            return assessment
+        logger.info("foreign_format thread=%r ns=%r: %s", *tuple_key(stored)[:2], finding.error)
+        findings = (*assessment.findings, finding)
+        return replace(assessment, status="foreign_format", findings=findings)
+
+    def due(self, assessment: Assessment) -> bool:
+        """Whether a write is due on the head now; if not, it is recorded with why."""
+        outcome = outcome_before_writing(assessment, self.options.dry_run)
+        if outcome is None:
+            if assessment.findings:
+                self.report.record(assessment, "reported")
+            return False
+        if outcome in ("repair", "would_repair") and not self.quota.take():
+            outcome = "limit"  # over --limit: counted, left for the next run
+        if outcome != "repair":
+            self.report.record(assessment, outcome)
+            return False
+        return True
+
+    def write(self, tup: CheckpointTuple, assessment: Assessment) -> NewCheckpoint | None:
+        """The repair checkpoint to write on `tup` (as stored), or None when the head
+        needs no write now."""
+        if not self.due(assessment):
+            return None
+        detail = repair_detail(assessment)
+        saver, run_id = self.store.saver, self.options.run_id
+        new = checkpoint_on_top(
+            tup, assessment.repaired, saver.get_next_version, detail, run_id, assessment.snapshots
+        )
+        kept = {k: v for k, v in assessment.stored_as_is.items() if k not in assessment.repaired}
+        new.checkpoint["channel_values"].update(kept)  # as stored, not as read
+        return new
+
+    def rewrite(
+        self, tup: CheckpointTuple, values: list[StoredValue] | None, assessment: Assessment
+    ) -> RewritePlan | None:
+        """The head's pending writes to change in place, where the store can: text
+        holding U+0000 where the store refuses it (`docs/how-to/unreadable-threads.md`),
+        else a stale answer to delete (`docs/how-to/resume-safely.md`); None when there
+        is none."""
+        if not self.store.rewrites_writes or values is None:
+            return None
+        codes = {finding.code for finding in assessment.findings}
+        if "nul_text" in codes and self.store.nul_matters:
+            serde, mode = self.store.saver.serde, self.options.policy.nul_text
+            return nul_rewrites(tuple_key(tup), values, serde, mode)
+        if "stale_resume" in codes and self.options.policy.stale_resume == "drop":
+            return stale_answer_drop(tuple_key(tup), values)
+        return None
+
+    def rewrite_outcome(self, tup: CheckpointTuple) -> Decision:
+        """`repair`, or what the rewrite is instead: `recent` (written within
+        --min-idle), `would_repair` (a dry run), `limit` (over --limit)."""
+        o = self.options
+        if written_since(tup, o.started - o.idle):
+            return "recent"
+        if not self.quota.take():
+            return "limit"
+        return "would_repair" if o.dry_run else "repair"
