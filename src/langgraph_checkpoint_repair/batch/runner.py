@@ -16,7 +16,7 @@ from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, load_rebuilt
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
-from ..stores.plan import Assessment, NewCheckpoint, tuple_key
+from ..stores.plan import Assessment, NewCheckpoint
 from ..stores.races import head_moved
 from ..stores.rewrites import RewritePlan
 from .answers import astale_found, stale_found, with_stale_answer
@@ -146,8 +146,7 @@ class _SyncRun(_Run):
             return
         assert stored is not None  # loaded in the try above
         self.judge.note_loaded(stored)
-        inspected = self.judge.inspects(tup, refused)
-        values = self.store.stored_values(tuple_key(stored)) if inspected else None
+        values = self.store.stored_values(key) if self.judge.inspects(tup, refused) else None
         assessment = self.judge.assessment(tup, refused, values)
         if assessment is None:
             return
@@ -248,7 +247,7 @@ class _AsyncRun(_Run):
         assert stored is not None  # loaded in the try above
         self.judge.note_loaded(stored)
         inspected = self.judge.inspects(tup, refused)
-        values = await self.store.stored_values(tuple_key(stored)) if inspected else None
+        values = await self.store.stored_values(key) if inspected else None
         assessment = self.judge.assessment(tup, refused, values)
         if assessment is None:
             return
