@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 
-from langgraph_checkpoint_repair.stores.plan import DETAIL_KEY, RUN_KEY
+from langgraph_checkpoint_repair.decisions.plan import DETAIL_KEY, RUN_KEY
 from tests.support.agents import ToolBox, chat_graph, react_agent
 from tests.support.batch_runs import all_checkpoints, head_messages, run_repair, run_undo
 from tests.support.fakes import model

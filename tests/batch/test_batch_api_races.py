@@ -20,9 +20,9 @@ from langgraph_checkpoint_repair.batch import (
     repair_threads,
     undo_run,
 )
+from langgraph_checkpoint_repair.decisions.plan import DETAIL_KEY, RUN_KEY
 from langgraph_checkpoint_repair.engine import repair_messages
 from langgraph_checkpoint_repair.stores import GenericStore, store_for
-from langgraph_checkpoint_repair.stores.plan import DETAIL_KEY, RUN_KEY
 from langgraph_checkpoint_repair.stores.sqlite import SqliteStore
 from tests.support.batch_runs import head_messages, run_repair, run_undo
 from tests.support.seeding import SUBGRAPH_HISTORY, put_in_namespace

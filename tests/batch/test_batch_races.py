@@ -26,8 +26,8 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from langgraph_checkpoint_repair.batch import repair_threads
-from langgraph_checkpoint_repair.stores.ids import id_after
-from langgraph_checkpoint_repair.stores.plan import RUN_KEY
+from langgraph_checkpoint_repair.decisions.ids import id_after
+from langgraph_checkpoint_repair.decisions.plan import RUN_KEY
 from tests.support.agents import chat_graph
 from tests.support.batch_runs import head_messages, run_repair
 from tests.support.oracle import assert_valid

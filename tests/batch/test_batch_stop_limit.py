@@ -11,7 +11,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from langgraph_checkpoint_repair.stores.plan import RUN_KEY
+from langgraph_checkpoint_repair.decisions.plan import RUN_KEY
 from tests.support.batch_runs import run_repair
 from tests.support.postgres_threads import hold_claim
 from tests.support.seeding import seed_broken

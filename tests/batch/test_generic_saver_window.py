@@ -16,8 +16,8 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair.batch import RunReport, UnknownRun, repair_threads, undo_run
+from langgraph_checkpoint_repair.decisions.plan import DETAIL_KEY, RUN_KEY
 from langgraph_checkpoint_repair.stores import GenericStore, store_for
-from langgraph_checkpoint_repair.stores.plan import DETAIL_KEY, RUN_KEY
 from tests.support.seeding import SUBGRAPH_HISTORY, put_in_namespace
 from tests.support.stores import Store
 

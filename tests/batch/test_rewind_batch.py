@@ -16,8 +16,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_checkpoint_repair.batch import repair_threads
+from langgraph_checkpoint_repair.decisions.plan import DETAIL_KEY, RUN_KEY
 from langgraph_checkpoint_repair.stores import astore_for, store_for
-from langgraph_checkpoint_repair.stores.plan import DETAIL_KEY, RUN_KEY
 from tests.support.agents import chat_graph
 from tests.support.batch_runs import run_repair, run_undo
 from tests.support.rewind_threads import (

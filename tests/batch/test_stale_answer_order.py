@@ -14,10 +14,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from langgraph_checkpoint_repair.batch import arepair_threads, repair_threads
+from langgraph_checkpoint_repair.decisions.plan import tuple_key
+from langgraph_checkpoint_repair.decisions.rewrites import stale_answer_drop
 from langgraph_checkpoint_repair.stale_answers import NULL_TASK_ID, RESUME_CHANNEL
 from langgraph_checkpoint_repair.stores import astore_for, store_for
-from langgraph_checkpoint_repair.stores.plan import tuple_key
-from langgraph_checkpoint_repair.stores.rewrites import stale_answer_drop
 from tests.support.asking_graphs import SECOND, answer_first, asked, build
 from tests.support.asking_graphs import thread as config
 from tests.support.stores import Store, cli_store

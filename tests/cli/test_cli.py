@@ -19,7 +19,7 @@ import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from langgraph_checkpoint_repair.cli import main
-from langgraph_checkpoint_repair.stores.plan import RUN_KEY
+from langgraph_checkpoint_repair.decisions.plan import RUN_KEY
 from tests.support.oracle import assert_valid
 from tests.support.seeding import Seeded, brick, config
 from tests.support.stores import Store

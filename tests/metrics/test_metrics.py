@@ -30,9 +30,9 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from langgraph_checkpoint_repair import PatchingCheckpointer
 from langgraph_checkpoint_repair.agents import RepairToolCallsMiddleware
 from langgraph_checkpoint_repair.batch import repair_threads
+from langgraph_checkpoint_repair.decisions.plan import shard_of
 from langgraph_checkpoint_repair.decoding.finders import module_findable
 from langgraph_checkpoint_repair.metrics import ACTIONS, LOST_TYPES, METER, REPAIRS, WAITING_HEADS
-from langgraph_checkpoint_repair.stores.plan import shard_of
 from tests.support.agents import ToolBox, chat_graph, thread
 from tests.support.asking_graphs import answer_first, build
 from tests.support.asking_graphs import thread as asking_thread

@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..decisions.plan import Assessment, tuple_key
 from ..decoding.integrity import Finding
 from ..engine import RepairPolicy
 from ..stale_answers import (
@@ -28,7 +29,6 @@ from ..stale_answers import (
 )
 from ..stores.base import AsyncThreadStore, ThreadStore
 from ..stores.faults import store_lost
-from ..stores.plan import Assessment, tuple_key
 
 STALE = "an answer its task already took; the next invoke(None) hands it to the open question"
 

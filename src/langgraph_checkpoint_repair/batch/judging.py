@@ -10,10 +10,10 @@ from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
 
+from ..decisions.plan import Assessment, assess, bytes_status, tuple_key
 from ..decoding.integrity import Finding, StoredValue
 from ..engine.media.history import history_limits
 from ..stores import Head
-from ..stores.plan import Assessment, assess, bytes_status, tuple_key
 from ..targets.redact import first_line
 from ..waiting import waiting_head
 from .answers import may_drop_answer

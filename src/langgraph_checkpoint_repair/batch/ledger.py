@@ -10,12 +10,12 @@ import threading
 from collections.abc import Iterator
 from dataclasses import replace
 
+from ..decisions.plan import Assessment, NewCheckpoint
+from ..decisions.races import WriteOutcome
+from ..decisions.rewrites import RewritePlan
 from ..metrics import record_repairs, record_waiting
 from ..stores import Head
 from ..stores.faults import store_lost
-from ..stores.plan import Assessment, NewCheckpoint
-from ..stores.races import WriteOutcome
-from ..stores.rewrites import RewritePlan
 from ..targets.redact import first_line
 from ..waiting import WaitingHead, age_bucket
 from .options import ProgressFn, RunOptions, ThreadFn, WaitingFn

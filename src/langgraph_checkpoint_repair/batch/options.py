@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
+from ..decisions.plan import Assessment, new_run_id
 from ..decoding.names import TypeName, type_text
 from ..decoding.rename import moved_from
 from ..engine import RepairPolicy
 from ..engine.context import without_budget
 from ..engine.policy import DEFAULT_POLICY
 from ..stores.base import PAGE_SIZE, Selection
-from ..stores.plan import Assessment, new_run_id
 from ..waiting import WaitingHead
 from . import checks
 from .report import Outcome, RunReport, ThreadReport

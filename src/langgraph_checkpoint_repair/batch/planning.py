@@ -11,9 +11,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
 
-from ..decoding.integrity import StoredValue
-from ..stores.formats import format_finding
-from ..stores.plan import (
+from ..decisions.plan import (
     Assessment,
     NewCheckpoint,
     checkpoint_on_top,
@@ -21,11 +19,13 @@ from ..stores.plan import (
     tuple_key,
     written_since,
 )
-from ..stores.rewind import AncestorWalk, left_unreadable, rewind_assessment, rewind_checkpoint
-from ..stores.rewrites import RewritePlan, nul_rewrites, stale_answer_drop
+from ..decisions.rewind import AncestorWalk, left_unreadable, rewind_assessment, rewind_checkpoint
+from ..decisions.rewrites import RewritePlan, nul_rewrites, stale_answer_drop
+from ..decoding.integrity import StoredValue
+from ..stores.formats import format_finding
+from .ancestors import Loaded
 from .ledger import Ledger
 from .options import Decision, RunOptions, outcome_before_writing
-from .rewind import Loaded
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 

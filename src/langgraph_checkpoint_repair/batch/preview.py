@@ -14,6 +14,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..decisions.plan import assess, tuple_key
 from ..decoding.integrity import Finding, StoredValue
 from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, load_rebuilt, snapshot_value
@@ -24,7 +25,6 @@ from ..in_flight import work_is_scheduled
 from ..stores import AsyncThreadStore, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
 from ..stores.formats import format_finding
-from ..stores.plan import assess, tuple_key
 from .answers import astale_found, stale_found
 from .integrity import findings_of, needs_inspection, unreadable
 

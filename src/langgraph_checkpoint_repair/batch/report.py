@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
 
+from ..decisions.plan import Assessment
 from ..engine import RepairAction
-from ..stores.plan import Assessment
 from ..targets.redact import first_line
 from ..waiting import WaitingHead
 
@@ -92,7 +92,7 @@ class ThreadReport:
 
 
 REWRITE_KINDS = frozenset({"nul_replaced", "nul_stripped", "resume_dropped"})
-"""Action kinds of pending writes rewritten in place (`stores.rewrites`)."""
+"""Action kinds of pending writes rewritten in place (`decisions.rewrites`)."""
 
 
 def action_label(action: RepairAction) -> str:

@@ -13,15 +13,15 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..decisions.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
+from ..decisions.races import WriteOutcome, head_moved
+from ..decisions.rewind import RowCopy, undo_copy
+from ..decisions.rewrites import WriteRewrite
 from ..delta import is_snapshot, snapshot_value
 from ..stores import Head, RepairEntry
 from ..stores.base import entry_from_metadata
 from ..stores.faults import store_lost
 from ..stores.formats import why_foreign
-from ..stores.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
-from ..stores.races import WriteOutcome, head_moved
-from ..stores.rewind import RowCopy, undo_copy
-from ..stores.rewrites import WriteRewrite
 from ..targets.redact import first_line
 from .pacing import Pacer
 from .report import UndoReport, UnknownRun
@@ -61,7 +61,7 @@ class UndoLedger:
 
     def restored(self, writes: Sequence[WriteRewrite], outcomes: Sequence[str]) -> None:
         """Count one checkpoint's rewritten writes put back; each write left alone is
-        listed with why (`stores.rewrites.restore_outcome`)."""
+        listed with why (`decisions.rewrites.restore_outcome`)."""
         restored = sum(outcome == "restored" for outcome in outcomes)
         self.report.writes_restored += restored
         if restored:

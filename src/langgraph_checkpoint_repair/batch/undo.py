@@ -1,13 +1,13 @@
 """`undo_run` and its async twin: restore, append-only, what a repair run changed.
 
 A rewind (`--rewind-unreadable`) is undone by copying the unreadable head's row,
-as stored, on top of the rewind (`stores.rewind.RowCopy`): nothing is decoded. So is
+as stored, on top of the rewind (`decisions.rewind.RowCopy`): nothing is decoded. So is
 a `type_moved` repair, whose source names a type that cannot be built here.
 
 Each restore is a checkpoint on top of the run's repair, claimed and written as
-a repair is (`stores.races`), so undos of one run at once restore each thread
+a repair is (`decisions.races`), so undos of one run at once restore each thread
 once; an undo obeys a stop request and a write rate as a repair run does.
-Pending writes a run rewrote in place (`stores.rewrites`) get their original bytes
+Pending writes a run rewrote in place (`decisions.rewrites`) get their original bytes
 back, each only while it still holds the bytes the run wrote, under the same lock.
 What is restored, and why a thread is left alone, is decided in `restoring`; the
 shells here only read and write.
@@ -20,11 +20,11 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..decisions.rewind import undone_by_copy
+from ..decisions.rewrites import by_checkpoint
 from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, load_rebuilt
 from ..stores import AsyncThreadStore, RepairEntry, ThreadStore, astore_for, store_for
-from ..stores.rewind import undone_by_copy
-from ..stores.rewrites import by_checkpoint
 from . import checks
 from .report import UndoReport
 from .restoring import (

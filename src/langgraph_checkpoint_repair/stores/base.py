@@ -8,12 +8,12 @@ from typing import Any, Protocol
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..decisions.plan import DETAIL_KEY, RUN_KEY, Assessment, NewCheckpoint, shard_of
+from ..decisions.races import Planned, WriteOutcome
+from ..decisions.rewind import RowCopy, Rung
+from ..decisions.rewrites import RewritePlan, WriteRewrite
 from ..decoding.integrity import StoredValue
 from ..waiting import WaitingHead
-from .plan import DETAIL_KEY, RUN_KEY, Assessment, NewCheckpoint, shard_of
-from .races import Planned, WriteOutcome
-from .rewind import RowCopy, Rung
-from .rewrites import RewritePlan, WriteRewrite
 from .stored_values import ThreadBlobs
 
 PAGE_SIZE = 1000

@@ -1,4 +1,4 @@
-"""The rows a rewind reads and writes (`stores.rewind`), as LangGraph's PostgreSQL and
+"""The rows a rewind reads and writes (`decisions.rewind`), as LangGraph's PostgreSQL and
 SQLite tables keep them, shared by the sync and async stores. A rewind walks parent
 ids from columns, never decoding a row that may not decode; its undo copies the
 unreadable head's row as stored, under a new id."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .plan import DETAIL_KEY, RUN_KEY
-from .rewind import Rung, step_of
+from ..decisions.plan import DETAIL_KEY, RUN_KEY
+from ..decisions.rewind import Rung, step_of
 
 POSTGRES_RUNG_SQL = """
 SELECT checkpoint_id, parent_checkpoint_id,

@@ -23,13 +23,13 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..decisions.plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
+from ..decisions.races import Planned, Stored, WriteOutcome, head_moved, settled, thread_key
+from ..decisions.rewind import RowCopy, Rung
+from ..decisions.rewrites import RewritePlan, WriteRewrite
 from ..decoding.integrity import StoredValue
 from .base import Head, RepairEntry, Selection, entry_from_metadata
 from .claims import claim
-from .plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
-from .races import Planned, Stored, WriteOutcome, head_moved, settled, thread_key
-from .rewind import RowCopy, Rung
-from .rewrites import RewritePlan, WriteRewrite
 from .stored_values import ThreadBlobs
 
 HeadKey = tuple[str, str, str]

@@ -12,7 +12,7 @@ from typing import Any
 
 from psycopg import AsyncConnection, Connection
 
-from .plan import NewCheckpoint
+from ..decisions.plan import NewCheckpoint
 from .postgres import AsyncPostgresStore, PostgresStore
 
 

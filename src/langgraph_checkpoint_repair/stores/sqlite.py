@@ -24,6 +24,18 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from ..decisions.plan import NewCheckpoint
+from ..decisions.races import Planned, WriteOutcome, Written, head_moved, sibling_key, thread_key
+from ..decisions.rewind import RowCopy, Rung
+from ..decisions.rewrites import (
+    RestoreOutcome,
+    RewritePlan,
+    WriteRewrite,
+    audit_rows,
+    before_rewriting,
+    restoring,
+    write_from_row,
+)
 from ..decoding.integrity import StoredValue
 from ..js.values import JsJsonPlusSerializer
 from . import chain_rows
@@ -33,18 +45,6 @@ from .base import Head, Selection
 from .claims import claim
 from .generic import AsyncGenericStore, GenericStore
 from .plain import js_checkpoint_verdict
-from .plan import NewCheckpoint
-from .races import Planned, WriteOutcome, Written, head_moved, sibling_key, thread_key
-from .rewind import RowCopy, Rung
-from .rewrites import (
-    RestoreOutcome,
-    RewritePlan,
-    WriteRewrite,
-    audit_rows,
-    before_rewriting,
-    restoring,
-    write_from_row,
-)
 
 _Done = TypeVar("_Done")
 

@@ -1,4 +1,4 @@
-"""The SQL of pending writes rewritten in place on SQLite (`stores.rewrites`), shared by
+"""The SQL of pending writes rewritten in place on SQLite (`decisions.rewrites`), shared by
 the sync and async SQLite stores: today the deletion of a stale answer.
 
 SQLite keeps a run's audit in checkpoint metadata, but a deleted write leaves no
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..decisions.rewrites import Params, RewritePlan, WriteRewrite, changes
 from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
-from .rewrites import Params, RewritePlan, WriteRewrite, changes
 
 _KEY = "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?"
 CURRENT_VALUE_SQL = f"SELECT value FROM writes WHERE {_KEY}"

@@ -32,6 +32,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ...compatibility import features
+from ...decisions.plan import Assessment, NewCheckpoint
 from ...delta import rebuild_messages, snapshot_value
 from ...delta.chains import MAX_CHAIN
 from ...engine import repair_messages
@@ -50,7 +51,6 @@ from ..plain import (
     plain_verdicts,
     walk_verdicts,
 )
-from ..plan import Assessment, NewCheckpoint
 from .shards import ThreadRange, first_cursor
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")

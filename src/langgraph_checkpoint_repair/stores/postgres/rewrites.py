@@ -1,4 +1,4 @@
-"""The SQL of pending writes rewritten in place (`stores.rewrites`), shared by the sync
+"""The SQL of pending writes rewritten in place (`decisions.rewrites`), shared by the sync
 and async PostgreSQL stores.
 
 A rewrite is one transaction: the thread's repair lock (`base.CLAIM_SQL`), the head
@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..rewrites import Params, RewritePlan, WriteRewrite, changes
+from ...decisions.rewrites import Params, RewritePlan, WriteRewrite, changes
 
 _KEY = "thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id = %s AND idx = %s"
 CURRENT_BLOB_SQL = f"SELECT blob FROM checkpoint_writes WHERE {_KEY} FOR UPDATE"
@@ -47,7 +47,7 @@ def audit_row(run_id: str, plan: RewritePlan) -> tuple[Any, ...]:
 
 
 def statements(writes: Iterable[WriteRewrite]) -> list[tuple[str, list[Params]]]:
-    """The statements giving each write its rewritten state (`stores.rewrites.changes`),
+    """The statements giving each write its rewritten state (`decisions.rewrites.changes`),
     with their parameters: its new bytes, none, or, undoing a delete, its row again."""
     found = zip((UPDATE_BLOB_SQL, DELETE_WRITE_SQL, INSERT_WRITE_SQL), changes(writes), strict=True)
     return [(statement, params) for statement, params in found if params]

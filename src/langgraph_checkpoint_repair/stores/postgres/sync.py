@@ -15,6 +15,18 @@ from psycopg import Connection
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
+from ...decisions.plan import Assessment, NewCheckpoint
+from ...decisions.races import Planned, WriteOutcome, Written, head_left, sibling_key, thread_key
+from ...decisions.rewind import RowCopy, Rung
+from ...decisions.rewrites import (
+    RestoreOutcome,
+    RewritePlan,
+    WriteRewrite,
+    audit_rows,
+    before_rewriting,
+    restoring,
+    write_from_row,
+)
 from ...decoding.integrity import StoredValue, trust_of
 from ...targets import privileges
 from ...targets.redact import scrubbed
@@ -24,18 +36,6 @@ from .. import stored_values as values
 from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady
 from ..generic import GenericStore
 from ..look_helper import LookHelper
-from ..plan import Assessment, NewCheckpoint
-from ..races import Planned, WriteOutcome, Written, head_left, sibling_key, thread_key
-from ..rewind import RowCopy, Rung
-from ..rewrites import (
-    RestoreOutcome,
-    RewritePlan,
-    WriteRewrite,
-    audit_rows,
-    before_rewriting,
-    restoring,
-    write_from_row,
-)
 from . import base as sql
 from . import rewrites as rw
 from . import shards

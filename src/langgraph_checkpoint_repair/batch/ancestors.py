@@ -1,5 +1,5 @@
 """The newest ancestor an unreadable head can be rewound to (`--rewind-unreadable`):
-thin sync and async I/O shells over the pure walk in `stores.rewind`.
+thin sync and async I/O shells over the pure walk in `decisions.rewind`.
 
 An ancestor qualifies when it decodes entirely: the saver loads it (its checkpoint,
 channel values and pending writes) without error, and its stored values hold no
@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ..decisions.rewind import AncestorWalk, Rung
 from ..decoding.integrity import StoredValue
 from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, load_rebuilt
 from ..stores import AsyncThreadStore, Head, ThreadStore
 from ..stores.faults import store_lost
-from ..stores.rewind import AncestorWalk, Rung
 from .integrity import findings_of, unreadable
 
 HeadKey = tuple[str, str, str]

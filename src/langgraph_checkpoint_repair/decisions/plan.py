@@ -57,7 +57,7 @@ class Assessment:
     `batch.integrity.as_stored`): a repair of the bytes builds no object."""
     rewind: Mapping[str, Any] | None = None
     """An unreadable head under `--rewind-unreadable`: the ancestor rewound to and how
-    many checkpoints were passed over, or why none was (`stores.rewind`)."""
+    many checkpoints were passed over, or why none was (`decisions.rewind`)."""
 
 
 def tuple_key(tup: CheckpointTuple) -> tuple[str, str, str]:

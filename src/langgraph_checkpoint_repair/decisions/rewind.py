@@ -2,7 +2,7 @@
 `--rewind-unreadable`):
 the pure part. The walk to the newest readable ancestor, the checkpoint that copies
 it on top of the unreadable head, and the row copy that undoes it. No I/O: the
-stores read the chain's rows, `batch.rewind` loads the ancestors."""
+stores read the chain's rows, `batch.ancestors` loads the ancestors."""
 
 from __future__ import annotations
 
