@@ -15,7 +15,7 @@ from ..decoding.strict import quiet_langgraph_notices
 from ..stores import StoreNotReady
 from ..targets import AsyncFactory, TargetError, parse_target
 from ..targets.redact import RedactingFilter, scrub
-from .arguments import UsageError, allowed_types, build_policy, parse, run_options
+from .arguments import UsageError, allowed_types, parse, run_options
 from .jobs import EXIT_OUTPUT_CLOSED, EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, Job
 from .stopping import StopRequest, stop_on_signals
 
@@ -38,8 +38,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         parse_target(args.target)
         args.allowed_types = allowed_types(args)
         options = run_options(args) if args.command in ("scan", "repair") else None
-        if args.command == "show":
-            build_policy(args.policy)  # a bad setting is refused before anything is opened
         # scan, repair and undo stop gently on a signal; migrate keeps the defaults
         gentle = options is not None or args.command == "undo"
         signals = stop_on_signals() if gentle else contextlib.nullcontext(StopRequest())

@@ -255,6 +255,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         raise UsageError(f"no TARGET: give one, or set {TARGET_ENV}")
     if getattr(args, "list", False) and args.json:
         raise UsageError("--list and --json are two ways to print the result: choose one")
+    settings = getattr(args, "policy", None)
+    # parsed once, here: a bad setting is refused before anything is opened
+    args.repair_policy = None if settings is None else build_policy(settings)
     return args
 
 
@@ -267,7 +270,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         shard=args.shard,
         concurrency=args.concurrency,
         limit=args.limit,
-        policy=build_policy(args.policy),
+        policy=args.repair_policy,
         max_writes_per_second=args.max_writes_per_second,
         max_reported_threads=reported_threads(args),
         moved_types=moved_types(args),

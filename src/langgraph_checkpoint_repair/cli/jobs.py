@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import sys
 from argparse import Namespace
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
@@ -34,7 +36,7 @@ from ..batch import (
 )
 from ..decoding.strict import StrictSerializer
 from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver, refuses_sync
-from .arguments import TABLE_ROWS, UsageError, build_policy
+from .arguments import TABLE_ROWS, UsageError
 from .output import (
     WAITING_OPENING,
     JsonStream,
@@ -160,49 +162,34 @@ class Job:
             )
 
     def run(self, saver: BaseCheckpointSaver[Any]) -> int:
-        if self.args.command == "migrate":
-            return self.migrated(migrate(saver))
-        if self.args.command == "undo":
-            return self.undone(undo_run(saver, self.args.run, **self.undo_settings()))
-        if self.args.command == "show":
-            return self.shown(preview_thread(saver, self.args.thread, **self.show_settings()))
-        if self.args.command == "types":
-            return self.listed(inventory_types(saver, **self.types_settings()))
+        command = COMMANDS[self.args.command]
+        return command.present(self, command.call(self, saver))
+
+    async def arun(self, saver: BaseCheckpointSaver[Any]) -> int:
+        command = COMMANDS[self.args.command]
+        return command.present(self, await command.acall(self, saver))
+
+    def repair(self, saver: BaseCheckpointSaver[Any]) -> RunReport:
+        """`scan` and `repair`: the run, with its progress bar and listings."""
         assert self.options is not None
         total = count_heads(saver, self.options) if self.progress_shown else None
         with self.progress(total) as progress:
-            report = repair_threads(
-                saver,
-                self.options,
-                command=self.args.command,
-                on_progress=self.watching(progress),
-                **self.listeners(),
-                stop=self.stop.event,
-            )
-        return self.finished(report)
+            return repair_threads(saver, self.options, **self.run_settings(progress))
 
-    async def arun(self, saver: BaseCheckpointSaver[Any]) -> int:
-        if self.args.command == "migrate":
-            raise UsageError("migrate needs a postgresql:// target or a sync saver")
-        if self.args.command == "undo":
-            return self.undone(await aundo_run(saver, self.args.run, **self.undo_settings()))
-        if self.args.command == "show":
-            settings = self.show_settings()
-            return self.shown(await apreview_thread(saver, self.args.thread, **settings))
-        if self.args.command == "types":
-            return self.listed(await ainventory_types(saver, **self.types_settings()))
+    async def arepair(self, saver: BaseCheckpointSaver[Any]) -> RunReport:
+        """The async twin of `repair`."""
         assert self.options is not None
         total = await acount_heads(saver, self.options) if self.progress_shown else None
         with self.progress(total) as progress:
-            report = await arepair_threads(
-                saver,
-                self.options,
-                command=self.args.command,
-                on_progress=self.watching(progress),
-                **self.listeners(),
-                stop=self.stop.event,
-            )
-        return self.finished(report)
+            return await arepair_threads(saver, self.options, **self.run_settings(progress))
+
+    def run_settings(self, progress: RunProgress) -> dict[str, Any]:
+        return {
+            "command": self.args.command,
+            "on_progress": self.watching(progress),
+            **self.listeners(),
+            "stop": self.stop.event,
+        }
 
     @property
     def waiting_only(self) -> bool:
@@ -233,7 +220,7 @@ class Job:
         return {
             "checkpoint_ns": self.args.ns,
             "channel": self.args.channel,
-            "policy": build_policy(self.args.policy),
+            "policy": self.args.repair_policy,
         }
 
     def types_settings(self) -> dict[str, Any]:
@@ -321,3 +308,40 @@ class Job:
         else:
             self.out.write(f"applied: {', '.join(applied)}\n" if applied else "up to date\n")
         return EXIT_OK
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: its batch function through the sync and the async API (each given
+    the job and the open saver), and how its result is printed (an exit code back)."""
+
+    call: Callable[[Job, BaseCheckpointSaver[Any]], Any]
+    acall: Callable[[Job, BaseCheckpointSaver[Any]], Awaitable[Any]]
+    present: Callable[[Job, Any], int]
+
+
+async def _no_async_migrate(job: Job, saver: BaseCheckpointSaver[Any]) -> None:
+    raise UsageError("migrate needs a postgresql:// target or a sync saver")
+
+
+COMMANDS: dict[str, Command] = {
+    "scan": Command(Job.repair, Job.arepair, Job.finished),
+    "repair": Command(Job.repair, Job.arepair, Job.finished),
+    "undo": Command(
+        lambda job, saver: undo_run(saver, job.args.run, **job.undo_settings()),
+        lambda job, saver: aundo_run(saver, job.args.run, **job.undo_settings()),
+        Job.undone,
+    ),
+    "show": Command(
+        lambda job, saver: preview_thread(saver, job.args.thread, **job.show_settings()),
+        lambda job, saver: apreview_thread(saver, job.args.thread, **job.show_settings()),
+        Job.shown,
+    ),
+    "types": Command(
+        lambda job, saver: inventory_types(saver, **job.types_settings()),
+        lambda job, saver: ainventory_types(saver, **job.types_settings()),
+        Job.listed,
+    ),
+    "migrate": Command(lambda job, saver: migrate(saver), _no_async_migrate, Job.migrated),
+}
+"""Each command of `langgraph-repair`, one to one with the package's batch functions."""
