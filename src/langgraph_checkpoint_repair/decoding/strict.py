@@ -34,6 +34,7 @@ import ormsgpack
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ..compatibility import features
+from . import events
 from .finders import importable
 from .names import (
     KW_ARGS,
@@ -131,43 +132,12 @@ def refusals() -> Iterator[set[str]]:
         _watching.reset(token)
 
 
-_decoding: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
-    "langgraph_repair_decoding", default=None
-)
-"""The names refused by the decode under way in this thread or task, if it is ours."""
-_REFUSAL_EVENTS = frozenset({"msgpack_blocked", "msgpack_method_blocked"})
-_listening = threading.Lock()
-_listener_registered = False
-
-
-def _note_refusal_event(event: Any) -> None:
-    """LangGraph refused a type while decoding: note it for our decode under way (the
-    listener is process-wide; a decode that is not ours has nothing to note it in)."""
-    found = _decoding.get()
-    if found is None or event.get("kind") not in _REFUSAL_EVENTS:
-        return
-    parts = (event.get("module"), event.get("name"), event.get("method"))
-    found.add(".".join(str(part) for part in parts if part is not None))
-
-
-def _listen_for_refusals() -> None:
-    """Register `_note_refusal_event` with LangGraph, once per process."""
-    global _listener_registered
-    with _listening:
-        if not _listener_registered:
-            features.register_serde_event_listener(_note_refusal_event)
-            _listener_registered = True
-
-
 @contextlib.contextmanager
 def _noting_refusals() -> Iterator[set[str]]:
-    """The names refused by the decode that runs in the block."""
+    """The names refused by the decode that runs in the block (`events`)."""
     found: set[str] = set()
-    token = _decoding.set(found)
-    try:
+    with events.hearing(events.REFUSED, lambda event: found.add(events.event_name(event))):
         yield found
-    finally:
-        _decoding.reset(token)
 
 
 def refused_in(blob: bytes, allowed: frozenset[tuple[str, ...]]) -> set[str]:
@@ -203,8 +173,7 @@ class StrictSerializer(JsonPlusSerializer):
         """Whether refusals must be named by a read before LangGraph's decode."""
         if features.HAS_MSGPACK_ALLOWLIST:
             super().__init__(allowed_msgpack_modules=buildable)
-            if features.HAS_SERDE_EVENTS:
-                _listen_for_refusals()
+            events.listen()
         else:
             super().__init__(__unpack_ext_hook__=_strict_hook(SAFE_TYPES | frozenset(buildable)))
 
@@ -244,9 +213,9 @@ def _strict_hook(allowed: frozenset[tuple[str, ...]]) -> Callable[[int, bytes], 
         if named is None:
             return _numpy(inner) if code == NUMPY else None
         if not _trusted(named, allowed):
-            found = _decoding.get()
-            if found is not None:
-                found.add(".".join(map(str, named)))
+            module, name, *method = map(str, named)
+            blocked = {"kind": "msgpack_blocked", "module": module, "name": name}
+            events.emit({**blocked, **({"method": method[0]} if method else {})})
             return inner[2]
         return _build(code, inner)
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..compatibility import features
+from . import events
 from .finders import module_findable
 from .names import TypeName, UndecodableBytes, channel_blobs, named_types
 from .strict import SAFE_TYPES
@@ -84,29 +84,6 @@ def current_notes() -> LoadNotes | None:
     return _notes.get()
 
 
-_met: contextvars.ContextVar[set[TypeName] | None] = contextvars.ContextVar(
-    "langgraph_repair_met_types", default=None
-)
-_MET_EVENTS = frozenset({"msgpack_unregistered_allowed", "msgpack_blocked"})
-_listening = threading.Lock()
-_listener_registered = False
-
-
-def _note_met_type(event: Any) -> None:
-    """LangGraph's decode met a type outside its safe set: note it for our decode."""
-    met = _met.get()
-    if met is not None and event.get("kind") in _MET_EVENTS:
-        met.add((str(event.get("module")), str(event.get("name"))))
-
-
-def _listen() -> None:
-    global _listener_registered
-    with _listening:
-        if not _listener_registered:
-            features.register_serde_event_listener(_note_met_type)
-            _listener_registered = True
-
-
 @contextlib.contextmanager
 def meeting_types(blob: bytes) -> Iterator[set[TypeName]]:
     """The types outside LangGraph's safe set that the decode run in the block meets
@@ -117,12 +94,8 @@ def meeting_types(blob: bytes) -> Iterator[set[TypeName]]:
         yield met
         met.update(_unsafe_named(blob))
         return
-    _listen()
-    token = _met.set(met)
-    try:
+    with events.hearing(events.MET, lambda e: met.add((str(e.get("module")), str(e.get("name"))))):
         yield met
-    finally:
-        _met.reset(token)
 
 
 def _unsafe_named(blob: bytes) -> set[TypeName]:
