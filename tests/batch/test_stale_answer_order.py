@@ -43,24 +43,34 @@ async def scan_codes(store: Store) -> set[str]:
     return {code for thread in report.threads for code in thread.codes}
 
 
+async def stale_on_file(path: str) -> None:
+    """A SQLite file whose thread `stale` holds a stale answer (the one-task shape)."""
+    with SqliteSaver.from_conn_string(path) as saver:
+        await answer_first(
+            Store(saver, False), build("one_task", saver), "one_task", config("stale")
+        )
+
+
+async def scan_file(path: str, is_async: bool) -> set[str]:
+    """The codes a scan of the file reports, through the sync or the async API."""
+    if is_async:
+        async with AsyncSqliteSaver.from_conn_string(path) as asaver:
+            return await scan_codes(Store(asaver, is_async=True))
+    with SqliteSaver.from_conn_string(path) as saver:
+        return await scan_codes(Store(saver, is_async=False))
+
+
 @pytest.mark.parametrize("is_async", [False, True])
 async def test_on_sqlite_a_new_equal_answer_is_left_and_delivered(
     tmp_path: Any, is_async: bool
 ) -> None:
     path = str(tmp_path / "threads.sqlite")
+    await stale_on_file(path)
+    assert await scan_file(path, is_async) == {"resume_dropped", "stale_resume"}  # stale now
     with SqliteSaver.from_conn_string(path) as saver:
-        graph = build("one_task", saver)
-        sync = Store(saver, is_async=False)
-        await answer_first(sync, graph, "one_task", config("stale"))
-        assert await scan_codes(sync) == {"resume_dropped", "stale_resume"}  # stale now
-        await answer_again_and_stop(sync)
-    async with AsyncSqliteSaver.from_conn_string(path) as asaver:
-        store = Store(asaver, is_async=True) if is_async else None
-        if store is not None:
-            assert await scan_codes(store) == set()
-    if not is_async:
-        with SqliteSaver.from_conn_string(path) as saver:
-            assert await scan_codes(Store(saver, is_async=False)) == set()
+        await answer_again_and_stop(Store(saver, is_async=False))
+
+    assert await scan_file(path, is_async) == set()
     with SqliteSaver.from_conn_string(path) as saver:
         repair_threads(saver, min_idle=0)  # deletes nothing
         result = build("one_task", saver).invoke(None, config("stale"))
@@ -87,10 +97,8 @@ async def test_a_new_equal_answer_stored_after_the_read_is_never_deleted(
     tmp_path: Any, is_async: bool
 ) -> None:
     path = str(tmp_path / "threads.sqlite")
+    await stale_on_file(path)
     with SqliteSaver.from_conn_string(path) as saver:
-        await answer_first(
-            Store(saver, False), build("one_task", saver), "one_task", config("stale")
-        )
         head = saver.get_tuple(config("stale"))
         assert head is not None
         key = tuple_key(head)
