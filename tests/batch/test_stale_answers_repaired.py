@@ -160,14 +160,13 @@ async def test_an_answer_given_since_it_was_read_is_never_deleted(
     rows, store = asking
     await seed(store)
     kind = SqliteStore if rows.on_sqlite else PostgresStore
-    read = kind.stored_values
+    delete = kind.rewrite_writes
 
-    def read_then_application_answers(self: Any, key: Any) -> Any:
-        values = read(self, key)
-        rows.answer_again(key[0])
-        return values
+    def application_answers_then_delete(self: Any, run_id: str, plan: Any) -> Any:
+        rows.answer_again(plan.thread_id)  # after the run read the row, before it deletes
+        return delete(self, run_id, plan)
 
-    monkeypatch.setattr(kind, "stored_values", read_then_application_answers)
+    monkeypatch.setattr(kind, "rewrite_writes", application_answers_then_delete)
     assert run_cli("migrate", rows.target).returncode == 0
     with open_saver(rows.target) as saver:
         report = repair_threads(saver, min_idle=0)

@@ -5,6 +5,7 @@ bytes that do not decode). The runner's judging, apart from bookkeeping and writ
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -82,7 +83,7 @@ class Judge:
         )
 
     def unreadable(
-        self, key: tuple[str, str, str], values: list[StoredValue] | None, error: Exception
+        self, key: tuple[str, str, str], values: Sequence[StoredValue] | None, error: Exception
     ) -> Assessment | None:
         """The assessment of a head whose bytes do not decode; None when the failure is
         not the bytes' and the run must report it as a failure."""
@@ -96,7 +97,7 @@ class Judge:
         self,
         tup: CheckpointTuple,
         refused: set[str],
-        values: list[StoredValue] | None,
+        values: Sequence[StoredValue] | None,
     ) -> Assessment | None:
         """The assessment of a loaded head with its findings; None when it is left
         alone for a refused or lost type (recorded here)."""
@@ -114,7 +115,7 @@ class Judge:
         self,
         tup: CheckpointTuple,
         findings: tuple[Finding, ...],
-        values: list[StoredValue] | None,
+        values: Sequence[StoredValue] | None,
     ) -> Assessment | None:
         """The head's `type_moved` repair, where `--type-moved` names every lost type."""
         o = self.options
@@ -123,9 +124,12 @@ class Judge:
         status = bytes_status(tup, o.idle, o.started)
         return moved_types_repair(tup, findings, values, o.moved_types, status)
 
-    def inspects(self, tup: CheckpointTuple, refused: set[str]) -> bool:
+    def inspects(self, head: Head, tup: CheckpointTuple, refused: set[str]) -> bool:
         """Whether the head's stored values are read: for an integrity finding, or for the
-        row of a stale answer the run may delete."""
-        if self.store.rewrites_writes and may_drop_answer(tup, self.options.policy):
+        row of a stale answer the run may delete, unless the first look read its pending
+        writes already (`Head.writes`, which the run uses instead)."""
+        store = self.store
+        if needs_inspection(tup, refused, store.saver.serde, store.nul_matters):
             return True
-        return needs_inspection(tup, refused, self.store.saver.serde, self.store.nul_matters)
+        drops = store.rewrites_writes and may_drop_answer(tup, self.options.policy)
+        return drops and head.writes is None

@@ -6,6 +6,7 @@ runner's planning, apart from bookkeeping and judging; the shells do the writes.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -113,7 +114,7 @@ class Planner:
         return new
 
     def rewrite(
-        self, tup: CheckpointTuple, values: list[StoredValue] | None, assessment: Assessment
+        self, tup: CheckpointTuple, values: Sequence[StoredValue] | None, assessment: Assessment
     ) -> RewritePlan | None:
         """The head's pending writes to change in place, where the store can: text
         holding U+0000 where the store refuses it (`docs/how-to/unreadable-threads.md`),

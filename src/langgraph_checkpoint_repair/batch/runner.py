@@ -146,12 +146,13 @@ class _SyncRun(_Run):
             return
         assert stored is not None  # loaded in the try above
         self.judge.note_loaded(stored)
-        values = self.store.stored_values(key) if self.judge.inspects(tup, refused) else None
-        assessment = self.judge.assessment(tup, refused, values)
+        inspected = self.judge.inspects(head, tup, refused)
+        rows = self.store.stored_values(key) if inspected else head.writes
+        assessment = self.judge.assessment(tup, refused, rows)
         if assessment is None:
             return
         assessment = with_stale_answer(assessment, stale_found(self.store, stored))
-        plan = self.plan.rewrite(stored, values, assessment)
+        plan = self.plan.rewrite(stored, rows, assessment)
         if plan is not None:
             self.rewrite(stored, assessment, plan)
             return
@@ -246,13 +247,13 @@ class _AsyncRun(_Run):
             return
         assert stored is not None  # loaded in the try above
         self.judge.note_loaded(stored)
-        inspected = self.judge.inspects(tup, refused)
-        values = await self.store.stored_values(key) if inspected else None
-        assessment = self.judge.assessment(tup, refused, values)
+        inspected = self.judge.inspects(head, tup, refused)
+        rows = await self.store.stored_values(key) if inspected else head.writes
+        assessment = self.judge.assessment(tup, refused, rows)
         if assessment is None:
             return
         assessment = with_stale_answer(assessment, await astale_found(self.store, stored))
-        plan = self.plan.rewrite(stored, values, assessment)
+        plan = self.plan.rewrite(stored, rows, assessment)
         if plan is not None:
             await self.rewrite(stored, assessment, plan)
             return

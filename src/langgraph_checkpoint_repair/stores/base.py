@@ -37,6 +37,9 @@ class Head:
     """Selected channels that cheap look found stored (heads that are loaded say so too)."""
     waiting: WaitingHead | None = None
     """Its open interrupts, where the store's first look lists them (`lists_waiting`)."""
+    writes: tuple[StoredValue, ...] | None = None
+    """Its pending writes as stored, where the first look read them for a possible stale
+    answer (PostgreSQL); a run plans the answer's deletion from them."""
 
     @property
     def config(self) -> Any:

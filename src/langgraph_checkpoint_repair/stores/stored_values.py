@@ -69,6 +69,30 @@ def _channels_of(type_: str, blob: bytes) -> list[StoredValue]:
     return [StoredValue(name, "msgpack", value) for name, value in blobs.items()]
 
 
+def answering_writes(
+    rows: Sequence[Sequence[Any]],
+) -> dict[tuple[str, str, str], tuple[StoredValue, ...]]:
+    """The pending writes, as `POSTGRES_VALUES_SQL` gives them, of each head whose other
+    values (`postgres.base.split_rows`) hold a null-task answer beside an open question:
+    a run that deletes a stale answer plans it from these, read once with the page."""
+    writes: dict[tuple[str, str, str], list[StoredValue]] = {}
+    answering: set[tuple[str, str, str]] = set()
+    asking: set[tuple[str, str, str]] = set()
+    for row in rows:
+        thread_id, ns, checkpoint_id, channel, type_, blob, task_id = row[:7]
+        if task_id is None:
+            continue
+        key = (thread_id, ns, checkpoint_id)
+        asking.update([key] if channel == INTERRUPT_CHANNEL else [])
+        answering.update([key] if task_id == NULL_TASK_ID and channel == RESUME_CHANNEL else [])
+        blob = None if blob is None else bytes(blob)
+        writes.setdefault(key, []).append(StoredValue(str(channel), type_, blob, task_id, row[8]))
+    return {
+        key: tuple(sorted(writes[key], key=lambda v: (str(v.task_id), v.channel, v.idx or 0)))
+        for key in answering & asking
+    }
+
+
 def suspect_heads(
     rows: Sequence[Sequence[Any]], trust: Trust, decode: Decode, nul_matters: bool
 ) -> set[tuple[str, str, str]]:

@@ -33,6 +33,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ...compatibility import features
 from ...decisions.plan import Assessment, NewCheckpoint
+from ...decoding.integrity import StoredValue
 from ...delta import rebuild_messages, snapshot_value
 from ...delta.chains import MAX_CHAIN
 from ...engine import repair_messages
@@ -127,25 +128,25 @@ SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob, b.channel,
         SELECT name FROM unnest(%(channels)s::text[]) AS name
         WHERE h.versions ? name AND h.counters ? name
     ) AS counted,
-    b.task_id, b.selected, b.asked
+    b.task_id, b.selected, b.asked, b.idx
 FROM heads h
 LEFT JOIN LATERAL (
     SELECT b.type, b.blob, b.channel, NULL::text AS task_id, TRUE AS selected,
-        NULL::jsonb AS asked
+        NULL::jsonb AS asked, NULL::integer AS idx
     FROM checkpoint_blobs b
     WHERE b.thread_id = h.thread_id
         AND b.checkpoint_ns = h.checkpoint_ns
         AND b.channel = ANY(%(channels)s)
         AND b.version = h.versions ->> b.channel
     UNION ALL
-    SELECT o.type, o.blob, o.channel, NULL, FALSE, NULL
+    SELECT o.type, o.blob, o.channel, NULL, FALSE, NULL, NULL
     FROM jsonb_each_text(h.versions) AS v (channel, version)
     JOIN checkpoint_blobs o
         ON o.thread_id = h.thread_id AND o.checkpoint_ns = h.checkpoint_ns
         AND o.channel = v.channel AND o.version = v.version
     WHERE v.channel <> ALL(%(channels)s) AND o.type NOT IN ('empty', 'null', 'bytes', 'bytearray')
     UNION ALL
-    SELECT w.type, w.blob, w.channel, w.task_id, FALSE, {asked}
+    SELECT w.type, w.blob, w.channel, w.task_id, FALSE, {asked}, w.idx
     FROM checkpoint_writes w
     WHERE w.thread_id = h.thread_id AND w.checkpoint_ns = h.checkpoint_ns
         AND w.checkpoint_id = h.checkpoint_id
@@ -168,14 +169,17 @@ def split_rows(
 ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The heads query's rows as the first look's (a head's selected channels; a head's
     other values leave an empty row, so every head is still there) and the integrity
-    look's (thread, namespace, checkpoint, channel, type, blob, task id, and the head's
-    fields on an `__interrupt__` row when a run lists the waiting: `ASKED_SQL`)."""
+    look's (thread, namespace, checkpoint, channel, type, blob, task id, the head's
+    fields on an `__interrupt__` row when a run lists the waiting (`ASKED_SQL`), and a
+    pending write's index)."""
     looked: list[tuple[Any, ...]] = []
     others: list[tuple[Any, ...]] = []
     for row in rows:
         thread_id, ns, checkpoint_id, type_, blob, channel, counted, task_id, selected = row[:9]
         if selected is False:
-            others.append((thread_id, ns, checkpoint_id, channel, type_, blob, task_id, row[9]))
+            others.append(
+                (thread_id, ns, checkpoint_id, channel, type_, blob, task_id, row[9], row[10])
+            )
             looked.append((thread_id, ns, checkpoint_id, None, None, None, counted))
         else:
             looked.append((thread_id, ns, checkpoint_id, type_, blob, channel, counted))
@@ -251,6 +255,7 @@ class PageVerdicts:
     found: dict[HeadKey, set[str]] = field(default_factory=dict)
     """The selected channels each head holds: stored there, or a delta channel's history."""
     waiting: dict[HeadKey, WaitingHead] = field(default_factory=dict)
+    answering: dict[HeadKey, tuple[StoredValue, ...]] = field(default_factory=dict)
 
     def heads(self) -> list[Head]:
         return [
@@ -259,6 +264,7 @@ class PageVerdicts:
                 maybe_broken=broken,
                 channels=frozenset(self.found[key]),
                 waiting=self.waiting.get(key),
+                writes=self.answering.get(key),
             )
             for key, broken in self.maybe_broken.items()
         ]
@@ -492,6 +498,8 @@ class PageRows:
     """Heads whose other values may hold an integrity finding (`stored_values`)."""
     waiting: dict[HeadKey, WaitingHead] = field(default_factory=dict)
     """Heads with an open interrupt, when the run lists them (`asking`)."""
+    answering: dict[HeadKey, tuple[StoredValue, ...]] = field(default_factory=dict)
+    """The pending writes, as read, of each head that may hold a stale answer."""
     judge_plain: PlainJudge | None = None
     """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them under
     `budget`); None, judged here."""
@@ -540,6 +548,7 @@ def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
     for key in read.suspects:
         page.maybe_broken[key] = True
     page.waiting = read.waiting
+    page.answering = read.answering
     for channel in page.to_walk:
         walked = read.walks.get(channel)
         if isinstance(walked, Exception):

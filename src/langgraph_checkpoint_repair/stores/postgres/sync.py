@@ -130,6 +130,7 @@ class PostgresStore(GenericStore):
                 read.walks[channel] = sql.gather_walks(keys, walked, self.saver.serde)
         serde = self.saver.serde
         read.suspects = values.suspect_heads(others, trust_of(serde), serde.loads_typed, True)
+        read.answering = values.answering_writes(others)
         if selection.waiting:
             read.waiting = waiting_heads(others, serde)
         read.start_judging(self.saver.serde, helper.start_judging)
