@@ -97,7 +97,8 @@ def waiting_head(tup: CheckpointTuple) -> WaitingHead | None:
     interrupt of the root head (of the node that runs the subgraph), and the thread
     is resumed from there.
     """
-    if tup.config["configurable"].get("checkpoint_ns", ""):
+    configurable = tup.config["configurable"]
+    if configurable.get("checkpoint_ns", ""):
         return None
     asked = list(_interrupt_writes(tup.pending_writes or ()))
     if not asked:
@@ -108,10 +109,9 @@ def waiting_head(tup: CheckpointTuple) -> WaitingHead | None:
         for task_id, items in asked
         for item in items
     )
-    configurable = tup.config["configurable"]
     return WaitingHead(
         str(configurable["thread_id"]),
-        str(configurable.get("checkpoint_ns", "")),
+        "",
         str(configurable["checkpoint_id"]),
         written_at(tup.checkpoint.get("ts")),
         interrupts,

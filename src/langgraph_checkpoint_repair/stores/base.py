@@ -68,7 +68,8 @@ class Selection:
     False) must also be proven within this many tokens of LangChain's approximation
     (`token_bound`); a store that cannot prove it loads the head."""
     waiting: bool = False
-    """Load the heads waiting on a human too (an open interrupt), for `scan --waiting`."""
+    """The run lists the heads waiting on a human (an open interrupt): a store whose first
+    look can (`lists_waiting`) sets each page head's `Head.waiting`."""
 
     def takes(self, thread_id: str) -> bool:
         if self.threads is not None and thread_id not in self.threads:

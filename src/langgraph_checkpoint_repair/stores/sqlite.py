@@ -486,9 +486,8 @@ class AsyncSqliteStore(AsyncGenericStore):
         return "repaired"
 
     async def answer_is_new(self, key: tuple[str, str, str]) -> bool:
-        return sr.answer_is_new(
-            (await self._all(sr.ANSWER_ORDER_SQL, sr.answer_order_params(key)))[0]
-        )
+        async with self.lock:
+            return await self._answer_is_new(key)
 
     async def _answer_is_new(self, key: tuple[str, str, str]) -> bool:
         """`sqlite_rewrites.answer_is_new`, inside the caller's transaction."""

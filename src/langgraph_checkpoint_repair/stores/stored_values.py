@@ -10,7 +10,7 @@ from typing import Any
 from ..decoding.integrity import Decode, StoredValue, Trust, suspect
 from ..decoding.names import channel_blobs
 from ..in_flight import INTERRUPT_CHANNEL
-from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
+from ..stale_answers import is_null_answer
 
 POSTGRES_VALUES_SQL = """
 SELECT b.channel, b.type, b.blob, NULL::text AS task_id, NULL::integer AS idx
@@ -69,52 +69,58 @@ def _channels_of(type_: str, blob: bytes) -> list[StoredValue]:
     return [StoredValue(name, "msgpack", value) for name, value in blobs.items()]
 
 
-def answering_writes(
-    rows: Sequence[Sequence[Any]],
-) -> dict[tuple[str, str, str], tuple[StoredValue, ...]]:
-    """The pending writes, as `POSTGRES_VALUES_SQL` gives them, of each head whose other
-    values (`postgres.base.split_rows`) hold a null-task answer beside an open question:
-    a run that deletes a stale answer plans it from these, read once with the page."""
-    writes: dict[tuple[str, str, str], list[StoredValue]] = {}
+def answering_heads(rows: Sequence[Sequence[Any]]) -> set[tuple[str, str, str]]:
+    """The heads whose pending writes (rows of thread, namespace, checkpoint, channel,
+    type, blob, task id: `postgres.base.split_rows`) hold a null-task answer beside an
+    open question: those that may hold a stale answer (`stale_answers`)."""
     answering: set[tuple[str, str, str]] = set()
     asking: set[tuple[str, str, str]] = set()
     for row in rows:
-        thread_id, ns, checkpoint_id, channel, type_, blob, task_id = row[:7]
-        if task_id is None:
+        key, channel, task_id = (row[0], row[1], row[2]), row[3], row[6]
+        if channel == INTERRUPT_CHANNEL:
+            asking.add(key)
+        elif is_null_answer((task_id, channel, None)):
+            answering.add(key)
+    return answering & asking
+
+
+def answering_writes(
+    rows: Sequence[Sequence[Any]], answering: set[tuple[str, str, str]]
+) -> dict[tuple[str, str, str], tuple[StoredValue, ...]]:
+    """The pending writes of the `answering` heads (`answering_heads`), as
+    `POSTGRES_VALUES_SQL` gives them (a write's index last in each row): a run that
+    deletes a stale answer plans it from these, read once with the page."""
+    writes: dict[tuple[str, str, str], list[StoredValue]] = {}
+    for row in rows:
+        key = (row[0], row[1], row[2])
+        if key not in answering or row[6] is None:
             continue
-        key = (thread_id, ns, checkpoint_id)
-        asking.update([key] if channel == INTERRUPT_CHANNEL else [])
-        answering.update([key] if task_id == NULL_TASK_ID and channel == RESUME_CHANNEL else [])
+        channel, type_, blob, task_id = row[3], row[4], row[5], row[6]
         blob = None if blob is None else bytes(blob)
         writes.setdefault(key, []).append(StoredValue(str(channel), type_, blob, task_id, row[8]))
-    return {
-        key: tuple(sorted(writes[key], key=lambda v: (str(v.task_id), v.channel, v.idx or 0)))
-        for key in answering & asking
-    }
+    return {key: tuple(sorted(found, key=_write_order)) for key, found in writes.items()}
+
+
+def _write_order(value: StoredValue) -> tuple[str, str, int]:
+    """`POSTGRES_VALUES_SQL`'s order of pending writes: task, channel, index."""
+    return (str(value.task_id), value.channel, value.idx or 0)
 
 
 def suspect_heads(
     rows: Sequence[Sequence[Any]], trust: Trust, decode: Decode, nul_matters: bool
 ) -> set[tuple[str, str, str]]:
     """The heads whose other values (rows of thread, namespace, checkpoint, channel, type,
-    blob, task id: `postgres.base.split_rows`) may hold an integrity finding, or a stale
-    answer (a null-task answer beside an open question: `stale_answers`)."""
+    blob, task id: `postgres.base.split_rows`) may hold an integrity finding."""
     suspects: set[tuple[str, str, str]] = set()
-    answering: set[tuple[str, str, str]] = set()
-    asking: set[tuple[str, str, str]] = set()
     for row in rows:
         thread_id, ns, checkpoint_id, channel, type_, blob, task_id = row[:7]
         key = (thread_id, ns, checkpoint_id)
-        if channel == INTERRUPT_CHANNEL:
-            asking.add(key)
-        elif task_id == NULL_TASK_ID and channel == RESUME_CHANNEL:
-            answering.add(key)
         if key in suspects:
             continue
         value = StoredValue(channel, type_, None if blob is None else bytes(blob), task_id)
         if suspect(value, trust, decode, nul_matters):
             suspects.add(key)
-    return suspects | (answering & asking)
+    return suspects
 
 
 # The `types` inventory: every msgpack value of each head (its channels at their

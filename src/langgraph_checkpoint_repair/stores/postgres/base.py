@@ -33,13 +33,14 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ...compatibility import features
 from ...decisions.plan import Assessment, NewCheckpoint
-from ...decoding.integrity import StoredValue
+from ...decoding.integrity import StoredValue, trust_of
 from ...delta import rebuild_messages, snapshot_value
 from ...delta.chains import MAX_CHAIN
 from ...engine import repair_messages
 from ...engine.context import count_tokens
 from ...js.values import JsJsonPlusSerializer
 from ...waiting import WaitingHead
+from .. import stored_values as values
 from ..base import Head, RepairEntry, Selection
 from ..faults import store_lost
 from ..plain import (
@@ -52,6 +53,7 @@ from ..plain import (
     plain_verdicts,
     walk_verdicts,
 )
+from .asking import waiting_heads
 from .shards import ThreadRange, first_cursor
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
@@ -517,6 +519,19 @@ class PageRows:
         for gathered in self.walks.values():
             if isinstance(gathered, ChannelWalks):
                 gathered.judge_plain = start(list(gathered.packed.values()), WALKS, self.budget)
+
+    def read_others(
+        self, others: Sequence[Sequence[Any]], serde: SerializerProtocol, waiting: bool
+    ) -> None:
+        """What the page's other values say (`split_rows`): the heads that may hold an
+        integrity finding or a stale answer (those with their pending writes), and with
+        `waiting`, the heads waiting on a human."""
+        answering = values.answering_heads(others)
+        integrity = values.suspect_heads(others, trust_of(serde), serde.loads_typed, True)
+        self.suspects = integrity | answering
+        self.answering = values.answering_writes(others, answering)
+        if waiting:
+            self.waiting = waiting_heads(others, serde)
 
     @property
     def after(self) -> tuple[str, str]:

@@ -27,7 +27,7 @@ from ...decisions.rewrites import (
     restoring,
     write_from_row,
 )
-from ...decoding.integrity import StoredValue, trust_of
+from ...decoding.integrity import StoredValue
 from ...targets import privileges
 from ...targets.redact import scrubbed
 from ...targets.timeouts import GENTLE_SQL
@@ -39,7 +39,6 @@ from ..look_helper import LookHelper
 from . import base as sql
 from . import rewrites as rw
 from . import shards
-from .asking import waiting_heads
 
 
 class PostgresStore(GenericStore):
@@ -128,11 +127,7 @@ class PostgresStore(GenericStore):
                 read.walks[channel] = error
             else:
                 read.walks[channel] = sql.gather_walks(keys, walked, self.saver.serde)
-        serde = self.saver.serde
-        read.suspects = values.suspect_heads(others, trust_of(serde), serde.loads_typed, True)
-        read.answering = values.answering_writes(others)
-        if selection.waiting:
-            read.waiting = waiting_heads(others, serde)
+        read.read_others(others, self.saver.serde, selection.waiting)
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
 
