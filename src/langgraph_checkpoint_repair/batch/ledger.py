@@ -7,8 +7,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..decisions.plan import Assessment, NewCheckpoint
 from ..decisions.races import WriteOutcome
@@ -20,7 +21,7 @@ from ..targets.redact import first_line
 from ..waiting import WaitingHead, age_bucket
 from .options import ProgressFn, RunOptions, ThreadFn, WaitingFn
 from .pacing import Pacer, Quota
-from .report import Outcome, RunReport, StoreLost, thread_order, waiting_order
+from .report import Outcome, RunReport, StoreLost, thread_order
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
@@ -89,8 +90,7 @@ class Ledger:
         self.report.refused(getattr(serde, "refused", ()))
 
     def page_started(self, page: list[Head]) -> None:
-        """Remember the page's order (for hand-overs) and its heads' waiting, where the
-        store's first look listed them (`ThreadStore.lists_waiting`)."""
+        """Remember the page's order, which hand-overs keep."""
         if self.on_thread is not None or self.on_waiting is not None:
             self.order = {(h.thread_id, h.checkpoint_ns): n for n, h in enumerate(page)}
 
@@ -98,18 +98,15 @@ class Ledger:
         """Give `on_thread` the heads recorded since the last page, in the page's order
         (and `on_waiting` the heads found waiting)."""
         if self.on_waiting is not None:
-            waiting = self.report.take_waiting()
-            last = len(self.order)
-            waiting.sort(key=lambda head: self.order.get(waiting_order(head), last))
-            for head in waiting:
-                self.on_waiting(head)
-        if self.on_thread is None:
-            return
-        found = self.report.take_found()
+            self._in_page_order(self.report.take_waiting(), self.on_waiting)
+        if self.on_thread is not None:
+            self._in_page_order(self.report.take_found(), self.on_thread)
+
+    def _in_page_order(self, heads: Sequence[Any], receive: Callable[[Any], None]) -> None:
+        """Hand each of `heads` to `receive`, in the order the store gave the page."""
         last = len(self.order)
-        found.sort(key=lambda thread: self.order.get(thread_order(thread), last))
-        for thread in found:
-            self.on_thread(thread)
+        for head in sorted(heads, key=lambda head: self.order.get(thread_order(head), last)):
+            receive(head)
 
     def page_done(self, serde: object) -> bool:
         """Hand over the page's heads and report progress; True when the run must end

@@ -290,17 +290,13 @@ class RunReport:
         """`waiting_heads`, and the heads themselves unless they were handed over."""
         if not self.waiting_looked:
             return {}
-        heads = sorted(self.waiting, key=waiting_order)
+        heads = sorted(self.waiting, key=thread_order)
         listed = {} if self.waiting_streamed else {"waiting": [h.to_json(self.now) for h in heads]}
         return {"waiting_heads": self.waiting_heads, **listed}
 
 
-def waiting_order(head: WaitingHead) -> tuple[str, str]:
-    return (head.thread_id, head.checkpoint_ns)
-
-
-def thread_order(report: ThreadReport) -> tuple[str, str]:
-    """The order reports are listed in: by thread id, then namespace."""
+def thread_order(report: ThreadReport | WaitingHead) -> tuple[str, str]:
+    """The order heads are listed in (broken or waiting): by thread id, then namespace."""
     return (report.thread_id, report.checkpoint_ns)
 
 

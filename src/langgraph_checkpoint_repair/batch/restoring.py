@@ -101,7 +101,7 @@ def copy_plan(
     report: UndoReport,
 ) -> RowCopy | None:
     """The copy of the unreadable head a rewind passed over, on top of the rewind; None
-    (and a reason in the report) when the thread must be left alone, as `_restoring`
+    (and a reason in the report) when the thread must be left alone, as `restore_plan`
     says, or when the store cannot copy a row as stored (`cannot_copy`)."""
     reason = _why_not_restore(report.undo_of, entry, head, head)
     copy = None

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any, TextIO
 
 from ..batch import RunReport, ThreadReport, TypeInventory, UndoReport
-from ..batch.report import thread_order, waiting_order
+from ..batch.report import thread_order
 from ..decoding.integrity import Finding
 from ..decoding.names import type_text
 from ..waiting import WaitingHead
@@ -96,7 +96,7 @@ QUESTION_CHARS = 60
 def print_waiting(report: RunReport, out: TextIO, most: int) -> None:
     """One row per head waiting on a human (the first `most`, by thread id): how long it
     has waited, the node that asked and a preview of the question."""
-    heads = sorted(report.waiting, key=waiting_order)
+    heads = sorted(report.waiting, key=thread_order)
     rows = [
         (
             head.thread_id,

@@ -29,13 +29,13 @@ def waiting_heads(
     checkpoint, channel, type, blob, task id, and on interrupt rows the head's fields:
     `postgres.base.split_rows`). A value that does not decode leaves its head out: the
     full load of the integrity look reports it."""
-    asked: dict[HeadKey, Any] = {}
-    rows: dict[HeadKey, list[Sequence[Any]]] = {}
+    asked = {
+        _key(row): row[7] for row in others if row[3] == INTERRUPT_CHANNEL and row[7] is not None
+    }
+    rows: dict[HeadKey, list[Sequence[Any]]] = {key: [] for key in asked}
     for row in others:
-        key = (str(row[0]), str(row[1]), str(row[2]))
-        rows.setdefault(key, []).append(row)
-        if row[3] == INTERRUPT_CHANNEL and row[7] is not None:
-            asked[key] = row[7]
+        if _key(row) in rows:
+            rows[_key(row)].append(row)
     found: dict[HeadKey, WaitingHead] = {}
     for key, fields in asked.items():
         try:
@@ -45,6 +45,10 @@ def waiting_heads(
         if head is not None:
             found[key] = head
     return found
+
+
+def _key(row: Sequence[Any]) -> HeadKey:
+    return (str(row[0]), str(row[1]), str(row[2]))
 
 
 def _as_tuple(
