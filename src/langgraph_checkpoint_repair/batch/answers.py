@@ -31,13 +31,15 @@ from ..stores.base import AsyncThreadStore, ThreadStore
 from ..stores.faults import store_lost
 
 STALE = "an answer its task already took; the next invoke(None) hands it to the open question"
+STALE_FOUND = (Finding("stale_resume", RESUME_CHANNEL, NULL_TASK_ID, error=STALE),)
+"""The findings of a head holding a stale answer."""
 
 
 def stale_findings(stored: CheckpointTuple, below: Sequence[Write]) -> tuple[Finding, ...]:
     """The `stale_resume` finding where the head holds a stale answer; none otherwise."""
     if stale_answer(list(stored.pending_writes or ()), below) is None:
         return ()
-    return (Finding("stale_resume", RESUME_CHANNEL, NULL_TASK_ID, error=STALE),)
+    return STALE_FOUND
 
 
 def with_stale_answer(assessment: Assessment, found: tuple[Finding, ...]) -> Assessment:

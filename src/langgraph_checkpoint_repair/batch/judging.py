@@ -17,7 +17,7 @@ from ..engine.media.history import history_limits
 from ..stores import Head
 from ..targets.redact import first_line
 from ..waiting import waiting_head
-from .answers import may_drop_answer
+from .answers import STALE_FOUND, may_drop_answer
 from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
 from .ledger import Ledger
 from .options import RunOptions
@@ -40,15 +40,29 @@ class Judge:
         self.report.saw(name for head in page for name in head.channels)
         o = self.options
         to_load = page
-        if not o.policy.reads_content or o.selection.token_budget is not None:
-            # the first look knows pairing, and a budget's tokens, only
-            to_load = [head for head in page if head.maybe_broken]
+        if self.look_suffices:
+            to_load = [head for head in page if head.maybe_broken or head.stale_since]
             self.report.scanned(len(page) - len(to_load))
         self.ledger.page_started(page)
         if o.waiting and self.store.lists_waiting:
             for head in page:
                 self.ledger.note_waiting(head.waiting)
         return to_load
+
+    @property
+    def look_suffices(self) -> bool:
+        """Whether a head the store's first look cleared needs no load: the look knows
+        pairing, and a budget's tokens, only."""
+        o = self.options
+        return not o.policy.reads_content or o.selection.token_budget is not None
+
+    def stale_by_look(self, head: Head) -> Assessment | None:
+        """The assessment of a head the first look cleared but for a stale answer its
+        own writes prove (`Head.stale_since`), judged without loading it; None for any
+        other head."""
+        if head.maybe_broken or head.stale_since is None or not self.look_suffices:
+            return None
+        return Assessment(*head.key, status="clean", broken=False, findings=STALE_FOUND)
 
     def note_loaded(self, stored: CheckpointTuple) -> None:
         """A loaded head waiting on a human, where the first look did not list it."""

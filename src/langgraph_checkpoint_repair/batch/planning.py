@@ -18,11 +18,12 @@ from ..decisions.plan import (
     checkpoint_on_top,
     repair_detail,
     tuple_key,
-    written_since,
+    written_after,
 )
 from ..decisions.rewind import AncestorWalk, left_unreadable, rewind_assessment, rewind_checkpoint
 from ..decisions.rewrites import RewritePlan, nul_rewrites, stale_answer_drop
 from ..decoding.integrity import StoredValue
+from ..stores import Head
 from ..stores.formats import format_finding
 from .ancestors import Loaded
 from .ledger import Ledger
@@ -114,7 +115,10 @@ class Planner:
         return new
 
     def rewrite(
-        self, tup: CheckpointTuple, values: Sequence[StoredValue] | None, assessment: Assessment
+        self,
+        key: tuple[str, str, str],
+        values: Sequence[StoredValue] | None,
+        assessment: Assessment,
     ) -> RewritePlan | None:
         """The head's pending writes to change in place, where the store can: text
         holding U+0000 where the store refuses it (`docs/how-to/unreadable-threads.md`),
@@ -125,16 +129,25 @@ class Planner:
         codes = {finding.code for finding in assessment.findings}
         if "nul_text" in codes and self.store.nul_matters:
             serde, mode = self.store.saver.serde, self.options.policy.nul_text
-            return nul_rewrites(tuple_key(tup), values, serde, mode)
+            return nul_rewrites(key, values, serde, mode)
         if "stale_resume" in codes and self.options.policy.stale_resume == "drop":
-            return stale_answer_drop(tuple_key(tup), values)
+            return stale_answer_drop(key, values)
         return None
 
-    def rewrite_outcome(self, tup: CheckpointTuple) -> Decision:
-        """`repair`, or what the rewrite is instead: `recent` (written within
-        --min-idle), `would_repair` (a dry run), `limit` (over --limit)."""
+    def seen_stale(self, assessment: Assessment, head: Head) -> RewritePlan | None:
+        """The deletion of a stale answer the first look proved (`Judge.stale_by_look`);
+        None when the policy keeps it (the head recorded as reported)."""
+        plan = self.rewrite(head.key, head.writes, assessment)
+        if plan is None:
+            self.due(assessment)
+        return plan
+
+    def rewrite_outcome(self, written: Any) -> Decision:
+        """`repair`, or what the rewrite of a head written at `written` (its time) is
+        instead: `recent` (within --min-idle), `would_repair` (a dry run), `limit`
+        (over --limit)."""
         o = self.options
-        if written_since(tup, o.started - o.idle):
+        if written_after(written, o.started - o.idle):
             return "recent"
         if not self.quota.take():
             return "limit"

@@ -10,7 +10,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from ..decisions.plan import Assessment, NewCheckpoint
 from ..decisions.races import head_moved
@@ -100,23 +100,19 @@ class _SyncRun(_Run):
     store: ThreadStore
 
     def run(self) -> RunReport:
-        with self.ledger.ending():
-            return self.run_pages()
-
-    def run_pages(self) -> RunReport:
-        if not self.options.dry_run:
-            self.store.ready_to_write()
-            self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
-        with ThreadPoolExecutor(self.options.concurrency) as pool:
+        with self.ledger.ending(), ThreadPoolExecutor(self.options.concurrency) as pool:
+            if not self.options.dry_run:
+                self.store.ready_to_write()
+                self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
             for page in self.store.pages(self.options.selection):
                 list(pool.map(self.process, self.judge.take_page(page)))
                 self.ledger.raise_if_lost()
                 if self.ledger.page_done(self.store.saver.serde):
                     break
-        self.ledger.finished(self.store.saver.serde)
-        if not self.options.dry_run:
-            self.store.finish_run(self.options.run_id, self.ledger.report.to_json())
-        return self.ledger.report
+            self.ledger.finished(self.store.saver.serde)
+            if not self.options.dry_run:
+                self.store.finish_run(self.options.run_id, self.ledger.report.to_json())
+            return self.ledger.report
 
     def process(self, head: Head) -> None:
         if self.ledger.stop.is_set():
@@ -128,8 +124,11 @@ class _SyncRun(_Run):
             self.ledger.failed(head, error)
 
     def look_at(self, head: Head) -> None:
-        key = (head.thread_id, head.checkpoint_ns, head.checkpoint_id)
-        found: Assessment | None = None
+        if (seen := self.judge.stale_by_look(head)) is not None:
+            if (plan := self.plan.seen_stale(seen, head)) is not None:
+                self.rewrite(head.stale_since, seen, plan)
+            return
+        key, found = head.key, None
         with refusals() as refused:
             try:
                 stored = self.store.load(head)
@@ -152,9 +151,9 @@ class _SyncRun(_Run):
         if assessment is None:
             return
         assessment = with_stale_answer(assessment, stale_found(self.store, stored))
-        plan = self.plan.rewrite(stored, rows, assessment)
+        plan = self.plan.rewrite(key, rows, assessment)
         if plan is not None:
-            self.rewrite(stored, assessment, plan)
+            self.rewrite(stored.checkpoint.get("ts"), assessment, plan)
             return
         if assessment.status == "repair":
             types = self.store.row_types(assessment.thread_id, assessment.checkpoint_ns)
@@ -163,8 +162,8 @@ class _SyncRun(_Run):
         if new is not None:
             self.write(assessment, new)
 
-    def rewrite(self, stored: CheckpointTuple, assessment: Assessment, plan: RewritePlan) -> None:
-        outcome = self.plan.rewrite_outcome(stored)
+    def rewrite(self, written: Any, assessment: Assessment, plan: RewritePlan) -> None:
+        outcome = self.plan.rewrite_outcome(written)
         if outcome == "repair":
             if not self.ledger.pacer.wait():
                 return  # stopped while waiting for its turn: left for the next run
@@ -201,22 +200,21 @@ class _AsyncRun(_Run):
 
     async def run(self) -> RunReport:
         with self.ledger.ending():
-            return await self.run_pages()
-
-    async def run_pages(self) -> RunReport:
-        if not self.options.dry_run:
-            await self.store.ready_to_write()
-            await self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
-        gate = asyncio.Semaphore(self.options.concurrency)
-        async for page in self.store.pages(self.options.selection):
-            await asyncio.gather(*(self.process(head, gate) for head in self.judge.take_page(page)))
-            self.ledger.raise_if_lost()
-            if self.ledger.page_done(self.store.saver.serde):
-                break
-        self.ledger.finished(self.store.saver.serde)
-        if not self.options.dry_run:
-            await self.store.finish_run(self.options.run_id, self.ledger.report.to_json())
-        return self.ledger.report
+            o, gate = self.options, asyncio.Semaphore(self.options.concurrency)
+            if not o.dry_run:
+                await self.store.ready_to_write()
+                await self.store.begin_run(o.run_id, self.command, o.arguments())
+            async for page in self.store.pages(o.selection):
+                await asyncio.gather(
+                    *(self.process(head, gate) for head in self.judge.take_page(page))
+                )
+                self.ledger.raise_if_lost()
+                if self.ledger.page_done(self.store.saver.serde):
+                    break
+            self.ledger.finished(self.store.saver.serde)
+            if not o.dry_run:
+                await self.store.finish_run(o.run_id, self.ledger.report.to_json())
+            return self.ledger.report
 
     async def process(self, head: Head, gate: asyncio.Semaphore) -> None:
         async with gate:
@@ -229,8 +227,11 @@ class _AsyncRun(_Run):
                 self.ledger.failed(head, error)
 
     async def look_at(self, head: Head) -> None:
-        key = (head.thread_id, head.checkpoint_ns, head.checkpoint_id)
-        found: Assessment | None = None
+        if (seen := self.judge.stale_by_look(head)) is not None:
+            if (plan := self.plan.seen_stale(seen, head)) is not None:
+                await self.rewrite(head.stale_since, seen, plan)
+            return
+        key, found = head.key, None
         with refusals() as refused:
             try:
                 stored = await self.store.load(head)
@@ -253,9 +254,9 @@ class _AsyncRun(_Run):
         if assessment is None:
             return
         assessment = with_stale_answer(assessment, await astale_found(self.store, stored))
-        plan = self.plan.rewrite(stored, rows, assessment)
+        plan = self.plan.rewrite(key, rows, assessment)
         if plan is not None:
-            await self.rewrite(stored, assessment, plan)
+            await self.rewrite(stored.checkpoint.get("ts"), assessment, plan)
             return
         if assessment.status == "repair":
             types = await self.store.row_types(assessment.thread_id, assessment.checkpoint_ns)
@@ -264,10 +265,8 @@ class _AsyncRun(_Run):
         if new is not None:
             await self.write(assessment, new)
 
-    async def rewrite(
-        self, stored: CheckpointTuple, assessment: Assessment, plan: RewritePlan
-    ) -> None:
-        outcome = self.plan.rewrite_outcome(stored)
+    async def rewrite(self, written: Any, assessment: Assessment, plan: RewritePlan) -> None:
+        outcome = self.plan.rewrite_outcome(written)
         if outcome == "repair":
             if not await self.ledger.pacer.await_turn():
                 return  # stopped while waiting for its turn: left for the next run

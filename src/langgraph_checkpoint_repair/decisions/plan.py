@@ -139,19 +139,20 @@ def token_estimates(
     return count_tokens(before, policy.token_counter), count_tokens(after, policy.token_counter)
 
 
-def written_since(tup: CheckpointTuple, moment: datetime) -> bool:
-    """Whether the head was written after `moment` (a live thread, within --min-idle)."""
-    return _written_since(tup.checkpoint, moment)
-
-
-def _written_since(checkpoint: Checkpoint, moment: datetime) -> bool:
+def written_after(ts: Any, moment: datetime) -> bool:
+    """Whether a head whose time is `ts` was written after `moment` (a live thread,
+    within --min-idle); a time that does not read is not."""
     try:
-        written = datetime.fromisoformat(checkpoint["ts"].replace("Z", "+00:00"))  # JS's
-    except (KeyError, TypeError, ValueError):
+        written = datetime.fromisoformat(ts.replace("Z", "+00:00"))  # JS's "Z" too
+    except (AttributeError, TypeError, ValueError):
         return False
     if written.tzinfo is None:
         written = written.replace(tzinfo=timezone.utc)
     return written > moment
+
+
+def _written_since(checkpoint: Checkpoint, moment: datetime) -> bool:
+    return written_after(checkpoint.get("ts"), moment)
 
 
 @dataclass(frozen=True)

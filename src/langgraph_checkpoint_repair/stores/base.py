@@ -40,6 +40,14 @@ class Head:
     writes: tuple[StoredValue, ...] | None = None
     """Its pending writes as stored, where the first look read them for a possible stale
     answer (PostgreSQL); a run plans the answer's deletion from them."""
+    stale_since: str | None = None
+    """Its time, where the first look found in its own writes a stale answer
+    (`stale_answers`; PostgreSQL): a head it otherwise cleared is then judged on
+    these rows without being loaded."""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.thread_id, self.checkpoint_ns, self.checkpoint_id)
 
     @property
     def config(self) -> Any:

@@ -1,10 +1,12 @@
-"""Heads waiting on a human, read off the rows of PostgreSQL's page of heads.
+"""Heads waiting on a human, and their stale answers, read off the rows of
+PostgreSQL's page of heads.
 
 The page query already brings each head's pending writes and its other channels'
-blobs; on a head's `__interrupt__` rows it also brings what `waiting.waiting_head`
-needs from the checkpoint (its time, version, step and channel versions). So the
-threads waiting on a human are listed without loading one of them: only their
-interrupts and pending sends are decoded.
+blobs; on a head's `__interrupt__` rows (when the run lists the waiting) and on its
+null-task answer it also brings what `waiting.waiting_head` needs from the checkpoint
+(its time, version, step and channel versions). So the threads waiting on a human are
+listed, and a stale answer its own writes prove is found, without loading a head:
+only their interrupts, answers and pending sends are decoded.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ...decoding.names import named_types
 from ...in_flight import INTERRUPT_CHANNEL
+from ...stale_answers import RESUME_CHANNEL, Write, is_null_answer, needs_child_writes, stale_answer
 from ...waiting import SENDS_CHANNEL, WaitingHead, waiting_head
 
 HeadKey = tuple[str, str, str]
@@ -55,7 +59,7 @@ def _as_tuple(
     key: HeadKey, fields: Any, rows: Sequence[Sequence[Any]], serde: SerializerProtocol
 ) -> CheckpointTuple:
     """As much of the head's tuple as `waiting_head` reads."""
-    ts, version, step, versions = json.loads(fields) if isinstance(fields, str) else fields
+    ts, version, step, versions = _fields(fields)
     values: dict[str, Any] = {}
     writes: list[tuple[str, str, Any]] = []
     for row in rows:
@@ -79,3 +83,56 @@ def _as_tuple(
     }
     metadata = {"step": step} if isinstance(step, int) else {}
     return CheckpointTuple({"configurable": where}, checkpoint, metadata, None, writes)  # type: ignore[arg-type]
+
+
+def stale_from_rows(
+    others: Sequence[Sequence[Any]], answering: set[HeadKey], serde: SerializerProtocol
+) -> dict[HeadKey, Any]:
+    """Of the `answering` heads (`stored_values.answering_heads`), those whose own
+    writes prove their null-task answer stale, each with the head's time (for
+    `--min-idle`, brought on the answer's row): the run reports and plans them without
+    loading them. A head whose subgraphs may have taken the answer, or whose answers
+    are not plain data, is left to the full load."""
+    writes: dict[HeadKey, list[Write]] = {key: [] for key in answering}
+    times: dict[HeadKey, Any] = {}
+    unplain: set[HeadKey] = set()
+    for row in others:
+        key = _key(row)
+        if key not in writes or row[6] is None:
+            continue
+        write = _write_of(row, serde)
+        if write is None:
+            unplain.add(key)
+            continue
+        writes[key].append(write)
+        if is_null_answer(write) and row[7] is not None:
+            times[key] = _fields(row[7])[0]
+    return {
+        key: times.get(key)
+        for key, found in writes.items()
+        if key in times
+        and key not in unplain
+        and not needs_child_writes(found)
+        and stale_answer(found) is not None
+    }
+
+
+def _write_of(row: Sequence[Any], serde: SerializerProtocol) -> Write | None:
+    """A pending write as the stale rule reads it: answers decoded (None when one is
+    not plain data, whose equality only the full load may judge), other values not."""
+    channel, type_, blob, task_id = str(row[3]), row[4], row[5], str(row[6])
+    if channel != RESUME_CHANNEL:
+        return (task_id, channel, None)
+    if type_ != "msgpack" or blob is None:
+        return None
+    try:
+        if named_types(bytes(blob)):
+            return None
+        return (task_id, channel, serde.loads_typed((type_, bytes(blob))))
+    except Exception:  # odd bytes: the full load reports them
+        return None
+
+
+def _fields(fields: Any) -> Any:
+    """The head's fields as `ASKED_SQL` brings them (a JSON array)."""
+    return json.loads(fields) if isinstance(fields, str) else fields

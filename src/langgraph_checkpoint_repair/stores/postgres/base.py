@@ -38,7 +38,9 @@ from ...delta import rebuild_messages, snapshot_value
 from ...delta.chains import MAX_CHAIN
 from ...engine import repair_messages
 from ...engine.context import count_tokens
+from ...in_flight import INTERRUPT_CHANNEL
 from ...js.values import JsJsonPlusSerializer
+from ...stale_answers import NULL_TASK_ID, RESUME_CHANNEL
 from ...waiting import WaitingHead
 from .. import stored_values as values
 from ..base import Head, RepairEntry, Selection
@@ -53,7 +55,7 @@ from ..plain import (
     plain_verdicts,
     walk_verdicts,
 )
-from .asking import waiting_heads
+from .asking import stale_from_rows, waiting_heads
 from .shards import ThreadRange, first_cursor
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
@@ -111,10 +113,10 @@ RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
 # sequential scan of every blob for each page: the whole table read once per page).
 # Besides the selected (message) channels, each head's other stored values come along
 # for the integrity look (`stored_values.suspect_heads`): its other channels' blobs at
-# their versions, and its pending writes (`task_id` set), each on its table's key. When a
-# run lists the heads waiting on a human, an `__interrupt__` row also brings the head's
-# own fields `waiting.waiting_head` reads (`ASKED_SQL`; `asking`), looked up for those
-# rows alone.
+# their versions, and its pending writes (`task_id` set), each on its table's key. A
+# null-task answer's row, and when a run lists the heads waiting on a human an
+# `__interrupt__` row, also brings the head's own fields (`ASKED_SQL`; `asking`), looked
+# up for those rows alone.
 _HEADS_SQL = """
 WITH heads AS (
     SELECT DISTINCT ON (thread_id, checkpoint_ns)
@@ -157,13 +159,16 @@ LEFT JOIN LATERAL (
 ORDER BY h.thread_id DESC, h.checkpoint_ns DESC"""
 
 
-ASKED_SQL = """CASE WHEN w.channel = '__interrupt__' THEN (
+ASKED_SQL = """CASE WHEN {rows} THEN (
         SELECT jsonb_build_array(c.checkpoint -> 'ts', c.checkpoint -> 'v',
             c.metadata -> 'step', c.checkpoint -> 'channel_versions')
         FROM checkpoints c
         WHERE c.thread_id = h.thread_id AND c.checkpoint_ns = h.checkpoint_ns
             AND c.checkpoint_id = h.checkpoint_id) END"""
-"""On a head's `__interrupt__` rows: its time, version, step and channel versions."""
+"""On a head's null-task answer (and `__interrupt__` rows, when the run lists the
+waiting): its time, version, step and channel versions."""
+ANSWER_ROW = f"(w.channel = '{RESUME_CHANNEL}' AND w.task_id = '{NULL_TASK_ID}')"
+ASKING_ROW = f"w.channel = '{INTERRUPT_CHANNEL}'"
 
 
 def split_rows(
@@ -172,8 +177,8 @@ def split_rows(
     """The heads query's rows as the first look's (a head's selected channels; a head's
     other values leave an empty row, so every head is still there) and the integrity
     look's (thread, namespace, checkpoint, channel, type, blob, task id, the head's
-    fields on an `__interrupt__` row when a run lists the waiting (`ASKED_SQL`), and a
-    pending write's index)."""
+    fields on a null-task answer's row and, when a run lists the waiting, on an
+    `__interrupt__` row (`ASKED_SQL`), and a pending write's index)."""
     looked: list[tuple[Any, ...]] = []
     others: list[tuple[Any, ...]] = []
     for row in rows:
@@ -258,6 +263,7 @@ class PageVerdicts:
     """The selected channels each head holds: stored there, or a delta channel's history."""
     waiting: dict[HeadKey, WaitingHead] = field(default_factory=dict)
     answering: dict[HeadKey, tuple[StoredValue, ...]] = field(default_factory=dict)
+    stale: dict[HeadKey, Any] = field(default_factory=dict)
 
     def heads(self) -> list[Head]:
         return [
@@ -267,6 +273,7 @@ class PageVerdicts:
                 channels=frozenset(self.found[key]),
                 waiting=self.waiting.get(key),
                 writes=self.answering.get(key),
+                stale_since=self.stale.get(key),
             )
             for key, broken in self.maybe_broken.items()
         ]
@@ -284,8 +291,8 @@ def heads_query(
     `start`)."""
     where, params = keyset_where(selection, after, within)
     params.update(page=selection.page_size, channels=list(selection.channels))
-    asked = ASKED_SQL if selection.waiting else "NULL"
-    return _HEADS_SQL.format(where=where, asked=asked), params
+    rows = f"{ASKING_ROW} OR {ANSWER_ROW}" if selection.waiting else ANSWER_ROW
+    return _HEADS_SQL.format(where=where, asked=ASKED_SQL.format(rows=rows)), params
 
 
 def count_query(
@@ -502,6 +509,8 @@ class PageRows:
     """Heads with an open interrupt, when the run lists them (`asking`)."""
     answering: dict[HeadKey, tuple[StoredValue, ...]] = field(default_factory=dict)
     """The pending writes, as read, of each head that may hold a stale answer."""
+    stale: dict[HeadKey, Any] = field(default_factory=dict)
+    """The heads whose own writes prove their answer stale, with each head's time."""
     judge_plain: PlainJudge | None = None
     """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them under
     `budget`); None, judged here."""
@@ -524,11 +533,13 @@ class PageRows:
         self, others: Sequence[Sequence[Any]], serde: SerializerProtocol, waiting: bool
     ) -> None:
         """What the page's other values say (`split_rows`): the heads that may hold an
-        integrity finding or a stale answer (those with their pending writes), and with
-        `waiting`, the heads waiting on a human."""
+        integrity finding or a stale answer (those with their pending writes; those
+        whose writes prove it, with their time), and with `waiting`, the heads waiting
+        on a human."""
         answering = values.answering_heads(others)
         integrity = values.suspect_heads(others, trust_of(serde), serde.loads_typed, True)
-        self.suspects = integrity | answering
+        self.stale = stale_from_rows(others, answering, serde)
+        self.suspects = integrity | (answering - self.stale.keys())
         self.answering = values.answering_writes(others, answering)
         if waiting:
             self.waiting = waiting_heads(others, serde)
@@ -564,6 +575,7 @@ def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
         page.maybe_broken[key] = True
     page.waiting = read.waiting
     page.answering = read.answering
+    page.stale = read.stale
     for channel in page.to_walk:
         walked = read.walks.get(channel)
         if isinstance(walked, Exception):
