@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
 
-from langgraph_checkpoint_repair.decoding.finders import module_findable, type_status
+from langgraph_checkpoint_repair.decoding.finders import lost_reason, module_findable, type_status
 from langgraph_checkpoint_repair.decoding.integrity import (
     StoredValue,
     Trust,
@@ -27,7 +27,8 @@ from langgraph_checkpoint_repair.decoding.integrity import (
     suspect,
 )
 from langgraph_checkpoint_repair.decoding.names import UndecodableBytes, named_types
-from langgraph_checkpoint_repair.decoding.strict import SAFE_METHODS, SAFE_TYPES
+from langgraph_checkpoint_repair.decoding.strict import SAFE_METHODS, SAFE_TYPES, StrictSerializer
+from langgraph_checkpoint_repair.decoding.watch import why_lost
 
 SERDE = JsonPlusSerializer()
 TRUST = Trust(SAFE_TYPES | SAFE_METHODS)
@@ -111,6 +112,31 @@ def test_statuses() -> None:
     assert type_status(("no_such_module_here", "X"), SAFE_TYPES) == "lost"
     assert type_status(("", "X"), SAFE_TYPES) == "lost"
     assert type_status(("os", "system"), SAFE_TYPES) == "refused"
+
+
+@pytest.mark.parametrize(
+    "module_text", ["class Other: ...\n", "raise RuntimeError('broken at import')\n"]
+)
+def test_one_rule_says_an_allowed_type_is_lost_to_types_the_strict_serializer_and_the_wrapper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module_text: str
+) -> None:
+    """An allowed class its module (not imported yet) does not define, or whose module
+    fails to import, is lost wherever it is judged; not allowed, it is refused and its
+    module is never run."""
+    name = f"shop_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(module_text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    named = (name, "Order")
+
+    assert type_status(named, SAFE_TYPES) == "refused"
+    assert why_lost(named, allowed=False) is None
+    assert name not in sys.modules  # judged without running it
+
+    reason = lost_reason(named, {named})
+    assert reason is not None
+    assert type_status(named, SAFE_TYPES, {named}) == "lost"
+    assert StrictSerializer([named]).lost == {named}
+    assert why_lost(named, allowed=True) == reason
 
 
 def test_findings_of_stored_values() -> None:

@@ -25,6 +25,8 @@ REFUSED = frozenset({"msgpack_blocked", "msgpack_method_blocked"})
 """LangGraph refused to build a type (or call a method) it was not allowed to."""
 MET = frozenset({"msgpack_unregistered_allowed", "msgpack_blocked"})
 """LangGraph met a type outside its safe set (built or not)."""
+ALLOWED = frozenset({"msgpack_unregistered_allowed"})
+"""LangGraph met a type outside its safe set that it was allowed to build."""
 
 _hearers: contextvars.ContextVar[tuple[Hearer, ...]] = contextvars.ContextVar(
     "langgraph_repair_serde_hearers", default=()

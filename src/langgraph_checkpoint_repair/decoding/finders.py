@@ -63,16 +63,40 @@ def importable(module: str, name: str) -> bool:
         return False
 
 
+def is_safe(named: tuple[str, ...], safe: Collection[tuple[str, ...]]) -> bool:
+    """Whether a stored name is in LangGraph's safe set (a constructor, or a method of one)."""
+    return named in safe or named[:2] in safe
+
+
+def lost_reason(named: tuple[str, ...], allowed: Collection[tuple[str, ...]] = ()) -> str | None:
+    """Why a stored type cannot be rebuilt here; None when it can, as far as is known
+    without running what the operator did not allow. An `allowed` type is imported, as
+    LangGraph imports it; any other's module is only found, and looked into only where
+    something imported it already. One rule for `types`, the findings and the wrapper."""
+    module, name = named[0], named[1]
+    if not module_findable(module):
+        return f"module {module!r} is not found here"
+    if named[:2] in allowed:
+        if importable(module, name):
+            return None
+        if module not in sys.modules:
+            return f"module {module!r} does not import here"
+    loaded = sys.modules.get(module)
+    if loaded is not None and not hasattr(loaded, name):
+        return f"module {module!r} has no {name!r}"
+    return None
+
+
 def type_status(
     named: tuple[str, ...],
     safe: Collection[tuple[str, ...]],
     allowed: Collection[tuple[str, ...]] = (),
 ) -> Status:
     """`safe` (LangGraph's own set), `allowed` (trusted by the operator and importable),
-    `refused` (found here but untrusted: never imported) or `lost` (cannot be rebuilt)."""
-    module, name = named[0], named[1]
-    if named in safe or named[:2] in safe:
+    `refused` (found here but untrusted: never imported) or `lost` (cannot be rebuilt:
+    `lost_reason`)."""
+    if is_safe(named, safe):
         return "safe"
-    if named[:2] in allowed:
-        return "allowed" if importable(module, name) else "lost"
-    return "refused" if module_findable(module) else "lost"
+    if lost_reason(named, allowed) is not None:
+        return "lost"
+    return "allowed" if named[:2] in allowed else "refused"

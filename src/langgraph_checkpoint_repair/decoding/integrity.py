@@ -16,7 +16,7 @@ from typing import Any, Literal
 import ormsgpack
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from .finders import type_status
+from .finders import is_safe, type_status
 from .names import OPTION, UndecodableBytes, named_types, one_line, type_text
 from .nul import NUL
 from .strict import SAFE_METHODS, SAFE_TYPES, StrictSerializer
@@ -97,7 +97,7 @@ class Trust:
         return type_status(named, self.safe, self.allowed) == "lost"
 
     def unknown(self, named: tuple[str, ...]) -> bool:
-        return named not in self.safe and named[:2] not in self.safe
+        return not is_safe(named, self.safe)
 
 
 def trust_of(serde: SerializerProtocol) -> Trust:

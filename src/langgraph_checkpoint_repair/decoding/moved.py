@@ -54,8 +54,8 @@ class MovedTypesSerializer:
             if notes.lenient:
                 return Undecodable(error)
             raise
-        for named in met:
-            reason = why_lost(named)
+        for named, allowed in met.items():
+            reason = why_lost(named, allowed)
             if reason is not None:
                 notes.lost.append(LostType(named, reason, value, blob))
         return value

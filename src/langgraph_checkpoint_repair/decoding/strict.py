@@ -35,7 +35,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ..compatibility import features
 from . import events
-from .finders import importable
+from .finders import lost_reason
 from .names import (
     KW_ARGS,
     METHOD,
@@ -162,7 +162,7 @@ class StrictSerializer(JsonPlusSerializer):
     def __init__(self, allowed: Iterable[tuple[str, str]] = ()) -> None:
         extra = tuple(allowed)
         self.allowed: frozenset[tuple[str, ...]] = SAFE_TYPES | frozenset(extra)
-        self.lost = frozenset(name for name in extra if not importable(*name))
+        self.lost = frozenset(name for name in extra if lost_reason(name, extra) is not None)
         """Allowed types that do not import here: refused like untrusted ones, so that a
         head holding one is named and left alone instead of read as plain data."""
         buildable = tuple(name for name in extra if name not in self.lost)

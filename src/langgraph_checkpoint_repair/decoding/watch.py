@@ -4,22 +4,21 @@ A load (`watching_load()`) opens notes in a contextvar; the serializer proxy
 (`moved.MovedTypesSerializer`) writes into them as the inner saver decodes. A type
 that is not in LangGraph's safe set is named by LangGraph's own decode (its serde
 events, where it has them), so a clean load costs one contextvar look per blob;
-only such a type is looked at further: lost when its module cannot be found here,
-or when LangGraph imported its module and the class is not in it.
+only such a type is looked at further, by the rule `types` and the findings use
+(`finders.lost_reason`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..compatibility import features
 from . import events
-from .finders import module_findable
+from .finders import is_safe, lost_reason
 from .names import TypeName, UndecodableBytes, channel_blobs, named_types
 from .strict import SAFE_TYPES
 
@@ -85,16 +84,22 @@ def current_notes() -> LoadNotes | None:
 
 
 @contextlib.contextmanager
-def meeting_types(blob: bytes) -> Iterator[set[TypeName]]:
+def meeting_types(blob: bytes) -> Iterator[dict[TypeName, bool]]:
     """The types outside LangGraph's safe set that the decode run in the block meets
-    in `blob`: told by LangGraph's decode where it has serde events, else read from
-    the bytes (one more pass, on older LangGraph only)."""
-    met: set[TypeName] = set()
+    in `blob`, each with whether LangGraph was allowed to build it: told by LangGraph's
+    decode where it has serde events, else read from the bytes (one more pass, on
+    older LangGraph only, which does not say what it allowed)."""
+    met: dict[TypeName, bool] = {}
     if not features.HAS_SERDE_EVENTS:
         yield met
-        met.update(_unsafe_named(blob))
+        met.update(dict.fromkeys(_unsafe_named(blob), False))
         return
-    with events.hearing(events.MET, lambda e: met.add((str(e.get("module")), str(e.get("name"))))):
+
+    def note(event: events.Event) -> None:
+        named = (str(event.get("module")), str(event.get("name")))
+        met[named] = met.get(named, False) or event.get("kind") in events.ALLOWED
+
+    with events.hearing(events.MET, note):
         yield met
 
 
@@ -103,19 +108,13 @@ def _unsafe_named(blob: bytes) -> set[TypeName]:
         named = named_types(blob)
     except UndecodableBytes:
         return set()
-    return {(n[0], n[1]) for n in named if n not in SAFE_TYPES and n[:2] not in SAFE_TYPES}
+    return {(n[0], n[1]) for n in named if not is_safe(n, SAFE_TYPES)}
 
 
-def why_lost(named: TypeName) -> str | None:
-    """Why a type cannot be rebuilt here, or None when it can (as far as is known
-    without importing: a module LangGraph did not import is not looked into)."""
-    module, name = named
-    if not module_findable(module):
-        return f"module {module!r} is not found here"
-    loaded = sys.modules.get(module)
-    if loaded is not None and not hasattr(loaded, name):
-        return f"module {module!r} has no {name!r}"
-    return None
+def why_lost(named: TypeName, allowed: bool) -> str | None:
+    """Why a type the load met cannot be rebuilt here (`finders.lost_reason`), or None
+    when it can; `allowed`: LangGraph was allowed to build it."""
+    return lost_reason(named, {named} if allowed else ())
 
 
 def channels_naming(checkpoint_blob: bytes, named: TypeName) -> list[str]:
