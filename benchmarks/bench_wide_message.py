@@ -35,7 +35,7 @@ from langgraph_checkpoint_repair import PatchingCheckpointer, repair_messages
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.batch.preview import ThreadPreview
 from langgraph_checkpoint_repair.cli.show import print_preview
-from langgraph_checkpoint_repair.stores.plain import decode_plain, plain_history_is_clean
+from langgraph_checkpoint_repair.stores.first_look.plain import decode_plain, plain_history_is_clean
 
 SIZES = (15_000, 30_000)
 SHOW_SIZES = (1_500, 3_000)

@@ -21,7 +21,7 @@ from langgraph_checkpoint_repair import PatchingCheckpointer, repair_messages
 from langgraph_checkpoint_repair.batch import preview_thread, repair_threads
 from langgraph_checkpoint_repair.batch.preview import ThreadPreview
 from langgraph_checkpoint_repair.cli.show import CALLS_SHOWN, print_preview
-from langgraph_checkpoint_repair.stores.plain import plain_history_is_clean
+from langgraph_checkpoint_repair.stores.first_look.plain import plain_history_is_clean
 from tests.support.agents import chat_graph
 from tests.support.seeding import config
 

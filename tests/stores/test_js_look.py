@@ -14,9 +14,9 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langgraph_checkpoint_repair.engine import repair_messages
 from langgraph_checkpoint_repair.js.values import MESSAGE_CLASSES, dumps_js, loads_js
-from langgraph_checkpoint_repair.stores.js_look import JS_MESSAGE_CLASSES
-from langgraph_checkpoint_repair.stores.look_helper import LookHelper
-from langgraph_checkpoint_repair.stores.plain import (
+from langgraph_checkpoint_repair.stores.first_look.helper import LookHelper
+from langgraph_checkpoint_repair.stores.first_look.js_look import JS_MESSAGE_CLASSES
+from langgraph_checkpoint_repair.stores.first_look.plain import (
     JS_HISTORIES,
     js_blob_is_clean,
     js_checkpoint_verdict,

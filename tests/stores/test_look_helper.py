@@ -19,9 +19,9 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
-from langgraph_checkpoint_repair.stores import look_helper
-from langgraph_checkpoint_repair.stores.look_helper import LookHelper
-from langgraph_checkpoint_repair.stores.plain import WALKS, plain_verdicts
+from langgraph_checkpoint_repair.stores.first_look import helper as look_helper
+from langgraph_checkpoint_repair.stores.first_look.helper import LookHelper
+from langgraph_checkpoint_repair.stores.first_look.plain import WALKS, plain_verdicts
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
 from tests.stores.test_plain_look_previous import hostile_blob
 from tests.support.histories import ai, human, tool

@@ -3,7 +3,7 @@ one message is never clean, whatever results follow."""
 
 from __future__ import annotations
 
-from langgraph_checkpoint_repair.stores.plain import plain_history_is_clean
+from langgraph_checkpoint_repair.stores.first_look.plain import plain_history_is_clean
 
 
 def history(*call_ids: str) -> list[object]:

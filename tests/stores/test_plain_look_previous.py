@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from langgraph_checkpoint_repair.stores import plain
+from langgraph_checkpoint_repair.stores.first_look import plain
 from tests.support.generated import messy_history
 from tests.support.previous_look import plain as previous
 

@@ -35,8 +35,8 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
-from langgraph_checkpoint_repair.stores.plain import decode_plain
-from langgraph_checkpoint_repair.stores.token_bound import (
+from langgraph_checkpoint_repair.stores.first_look.plain import decode_plain
+from langgraph_checkpoint_repair.stores.first_look.token_bound import (
     CALL_TYPE_CHARS,
     CHARS_PER_TOKEN,
     history_bound,

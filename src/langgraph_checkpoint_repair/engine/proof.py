@@ -7,6 +7,9 @@ shape, with the least work per message, so that a load pays as little as it
 can for a history that needs nothing. Anything else (results in another
 order, an unusual class, an invalid call, an open last block not in flight)
 is "not proven", not "broken": the full walk then decides, as it always did.
+
+It shadows the pairing rule of `walk` (the rule itself); `context.lean` and
+`stores.first_look.plain` shadow this proof in turn.
 """
 
 from __future__ import annotations

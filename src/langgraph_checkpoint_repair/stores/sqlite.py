@@ -43,8 +43,8 @@ from . import sqlite_rewrites as sr
 from . import stored_values as values
 from .base import Head, Selection
 from .claims import claim
+from .first_look.plain import js_checkpoint_verdict
 from .generic import AsyncGenericStore, GenericStore
-from .plain import js_checkpoint_verdict
 
 _Done = TypeVar("_Done")
 

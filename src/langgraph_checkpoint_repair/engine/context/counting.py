@@ -23,17 +23,16 @@ from langchain_core.messages import (
 from langchain_core.messages.utils import count_tokens_approximately
 
 from ..policy import TokenCounter
+from .approximation import CHARS_PER_TOKEN, IMAGE_TOKENS, OPENAI_ROLE, ROLES, TOKENS_PER_MESSAGE
 
-ROLE_CHARS = {HumanMessage: 4, AIMessage: 9, SystemMessage: 6, ToolMessage: 4}
-"""The role names the approximation adds ("user", "assistant", "system", "tool"),
-for the classes read here by exact class (a subclass may count differently)."""
-OPENAI_ROLE = "__openai_role__"
-"""A system message's role of its own ("developer", say), counted in its place."""
+ROLE_CHARS: dict[type[BaseMessage], int] = {
+    cls: len(ROLES[cls.__name__]) for cls in (HumanMessage, AIMessage, SystemMessage, ToolMessage)
+}
+"""The length of the role name the approximation adds, for the classes read here by
+exact class (a subclass may count differently)."""
 COUNTS_BLOCKS = "tokens_per_image" in inspect.signature(count_tokens_approximately).parameters
 """Whether the installed LangChain counts a list content block by block (an image as a
 fixed count); before that, it counts the list's repr, which is left to it here."""
-IMAGE_TOKENS = 85
-"""What the approximation counts for an image block, whatever its size."""
 
 
 def count_tokens(messages: Sequence[BaseMessage], counter: TokenCounter | None) -> int:
@@ -79,7 +78,7 @@ def approximate_counts(messages: Sequence[BaseMessage]) -> list[int]:
             chars += len(message.tool_call_id)  # type: ignore[attr-defined]
         if name := message.name:
             chars += len(name)
-        append((chars + 3) // 4 + 3 + images * IMAGE_TOKENS)
+        append(-(-chars // CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE + images * IMAGE_TOKENS)
     return counts
 
 

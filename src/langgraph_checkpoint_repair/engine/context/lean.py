@@ -8,7 +8,9 @@ bound of `count_tokens_approximately`, never below it, so a history it clears
 fits; anything else (an odd shape, an odd content, a bound over the budget) goes
 the long way, which counts exactly.
 
-The walk is `proves_paired`'s rules, written again over each message's field
+It shadows two rules: the pairing rule (`walk`, through `proof.proves_paired`) and
+LangChain's approximation (`approximation`, counted by `counting`). The walk is
+`proves_paired`'s rules, written again over each message's field
 dict: reading the fields there costs the budget less than an attribute each, and
 an extra branch in `proves_paired` would cost every load without a budget.
 """
@@ -21,7 +23,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from .counting import IMAGE_TOKENS, OPENAI_ROLE, ROLE_CHARS, blocks_size
+from .approximation import CHARS_PER_TOKEN, IMAGE_TOKENS, OPENAI_ROLE, TOKENS_PER_MESSAGE
+from .counting import ROLE_CHARS, blocks_size
 
 _CALL_CHARS = len("{'name': , 'args': , 'id': , 'type': 'tool_call'}, ")
 """A call's repr without its name, arguments and id, and its separator in the list."""
@@ -58,7 +61,9 @@ def fits_paired(messages: list[BaseMessage], in_flight: bool, budget: int) -> bo
         return False
     size = len(messages)
     chars += _MESSAGE_CHARS * size
-    return -(-(chars + 3 * size) // 4) + 3 * size <= budget
+    # each message's ceil(chars / 4) summed is at most one ceil over all, 3 more each
+    rounding = (CHARS_PER_TOKEN - 1) * size
+    return -(-(chars + rounding) // CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * size <= budget
 
 
 def _paired_sizes(
@@ -85,7 +90,7 @@ def _paired_sizes(
             measured = blocks_size(content)
             if measured is None:
                 return None
-            chars += measured[0] + 4 * IMAGE_TOKENS * measured[1]
+            chars += measured[0] + CHARS_PER_TOKEN * IMAGE_TOKENS * measured[1]
         if name := fields["name"]:
             chars += len(name)
         if cls is tool_class:

@@ -3,7 +3,7 @@
 Heads are read in keyset-paged queries over LangGraph's `checkpoints` table
 (the latest checkpoint of each (thread, namespace), newest-first index order),
 joined to only the message channels' blobs. Those blobs get a cheap first look
-(`stores.plain`) when the saver uses LangGraph's default serializer, and the
+(`stores.first_look.plain`) when the saver uses LangGraph's default serializer, and the
 saver's own serde otherwise; only heads that may be broken are loaded fully.
 
 A repair is written in one transaction that first takes the thread's advisory
@@ -45,7 +45,7 @@ from ...waiting import WaitingHead
 from .. import stored_values as values
 from ..base import Head, RepairEntry, Selection
 from ..faults import store_lost
-from ..plain import (
+from ..first_look.plain import (
     HISTORIES,
     JS_HISTORIES,
     WALKS,

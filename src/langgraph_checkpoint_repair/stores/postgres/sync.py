@@ -34,8 +34,8 @@ from ...targets.timeouts import GENTLE_SQL
 from .. import chain_rows
 from .. import stored_values as values
 from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady
+from ..first_look.helper import LookHelper
 from ..generic import GenericStore
-from ..look_helper import LookHelper
 from . import base as sql
 from . import rewrites as rw
 from . import shards
@@ -45,7 +45,7 @@ class PostgresStore(GenericStore):
     """PostgresSaver: paged SQL over heads, a first look at blobs, audit tables."""
 
     look_helper = True
-    """Whether a helper process takes most of each page's first look (`look_helper`)."""
+    """Whether a helper process takes most of each page's first look (`first_look.helper`)."""
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         super().__init__(saver)

@@ -10,7 +10,7 @@ conservative: a class LangChain.js and Python do not share, a constructor nested
 message (which the full load refuses and reports), or anything else unexpected gives
 None or raises, and the head is loaded in full.
 
-This module needs nothing but orjson: the first-look helper process (`look_helper`)
+This module needs nothing but orjson: the first-look helper process (`helper`)
 loads it from its file alone, as it loads `plain`.
 """
 

@@ -21,27 +21,30 @@ rebuilt from chunks, a field of another type than LangChain's, a class LangChain
 gives no role (`RemoveMessage`). Fields of plain msgpack data repr as the built
 message's values do.
 
-Like `plain`, this module needs nothing but the standard library: the first-look
-helper process loads it from its file alone.
+Like `plain`, this module needs nothing but the standard library (and the
+approximation's constants, themselves standard library only): the first-look helper
+process loads both from their files alone.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-CHARS_PER_TOKEN = 4
-TOKENS_PER_MESSAGE = 3
+_APPROXIMATION = "...engine.context.approximation" if __package__ else "approximation"
+_approximation = importlib.import_module(_APPROXIMATION, __package__)
+"""LangChain's constants (`engine.context.approximation`); in the helper process, the
+module loaded from its file before this one."""
+CHARS_PER_TOKEN: int = _approximation.CHARS_PER_TOKEN
+TOKENS_PER_MESSAGE: int = _approximation.TOKENS_PER_MESSAGE
+_OPENAI_ROLE: str = _approximation.OPENAI_ROLE
+_SYSTEM_ROLE: str = _approximation.ROLES["SystemMessage"]
 CALL_TYPE_CHARS = len(", 'type': 'tool_call'")
 """What the built AI message may add to a stored call's repr."""
 
 _SYSTEM = frozenset({"SystemMessage", "SystemMessageChunk"})
 _CHAT = frozenset({"ChatMessage", "ChatMessageChunk"})
-_ROLE_CHARS = {
-    "HumanMessage": len("user"),
-    "AIMessage": len("assistant"),
-    "ToolMessage": len("tool"),
-    "FunctionMessage": len("function"),
-}
+_ROLE_CHARS = {name: len(role) for name, role in _approximation.ROLES.items()}
 _ROLE_CHARS |= {f"{name}Chunk": chars for name, chars in _ROLE_CHARS.items()}
 _ROLE_CHARS |= dict.fromkeys(_SYSTEM | _CHAT, -1)  # read from the fields
 """The length of the role LangChain counts for each class it gives one."""
@@ -100,7 +103,7 @@ def _role_chars(name: str, fields: dict[str, Any]) -> int:
     """A system message's role may be set in `additional_kwargs`; a chat message's is
     its `role`. Either must be a string."""
     role = (
-        _extras(fields).get("__openai_role__", "system") if name in _SYSTEM else fields.get("role")
+        _extras(fields).get(_OPENAI_ROLE, _SYSTEM_ROLE) if name in _SYSTEM else fields.get("role")
     )
     if type(role) is not str:
         raise _Unbounded

@@ -1,12 +1,12 @@
 """A helper process that takes most of each page's first look onto another core.
 
-The first look (`stores.plain`) is pure decoding, which the GIL keeps on one
+The first look (`plain`) is pure decoding, which the GIL keeps on one
 core while the page reads and the full loads need it too. The helper is a
-second Python process that loads `stores/plain.py`, `stores/token_bound.py` and
-`stores/js_look.py` from their files alone (no package, so it starts in tens of
-milliseconds), reads batches of blobs on its standard input and writes back one
-verdict byte per blob. It sees only the blobs, never a URL or a credential, and
-runs the same code as the look in this process.
+second Python process that loads `plain`, `token_bound`, `js_look` and the
+approximation's constants (`engine.context.approximation`) from their files alone
+(no package, so it starts in tens of milliseconds), reads batches of blobs on its
+standard input and writes back one verdict byte per blob. It sees only the blobs,
+never a URL or a credential, and runs the same code as the look in this process.
 
 A page is sent to the helper as soon as it is read, so the helper decodes it
 while this process loads the previous page's broken heads. It can only make
@@ -29,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from ...engine.context import approximation
 from . import js_look, plain, token_bound
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
@@ -48,7 +49,7 @@ Nothing else (a DSN in `DATABASE_URL`, a cloud token) reaches it."""
 _CHILD = """\
 import importlib.util, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is the parent's to handle
-for name, path in zip(("token_bound", "js_look", "look"), sys.argv[1:]):
+for name, path in zip(("approximation", "token_bound", "js_look", "look"), sys.argv[1:]):
     spec = importlib.util.spec_from_file_location(name, path)
     module = sys.modules[name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -183,7 +184,8 @@ def _read(stream: IO[bytes], count: int) -> bytes:
 def _start() -> subprocess.Popen[bytes] | None:
     """The helper process, or None where it cannot help: one core, no file to load, no
     pipes that `select` can wait on (Windows)."""
-    sources = [Path(token_bound.__file__), Path(js_look.__file__), Path(plain.__file__)]
+    modules = (approximation, token_bound, js_look, plain)
+    sources = [Path(module.__file__ or "") for module in modules]
     if (os.cpu_count() or 1) < 2 or os.name != "posix" or not all(p.is_file() for p in sources):
         return None
     if not sys.executable:  # an embedded interpreter: nothing to start

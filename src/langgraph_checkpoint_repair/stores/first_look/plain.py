@@ -15,7 +15,7 @@ A LangGraph.js head's JSON is decoded into the same (class name, fields) shape b
 `js_look` and judged by the same rule (`js_blob_is_clean`).
 
 This module needs nothing but ormsgpack, `token_bound` and `js_look`: a helper process
-(`stores.look_helper`) loads the three from their files alone, without the package,
+(`first_look.helper`) loads the three from their files alone, without the package,
 and judges blobs with `serve_verdicts`.
 """
 
@@ -117,8 +117,9 @@ def decode_plain(blob: bytes) -> Any:
 def plain_history_is_clean(value: Any) -> bool:
     """True only when the decoded history certainly satisfies the pairing rules.
 
-    The same rule as the engine's fast check: every call answered exactly once
-    in the run of results right after it, ending with no call unanswered.
+    It shadows the engine's pairing rule (`engine.walk`) as `engine.proof` proves
+    it: every call answered exactly once in the run of results right after it,
+    ending with no call unanswered.
     Only `decode_plain` makes tuples, and only of a name and a dict: a tuple is a message.
     """
     if type(value) is not list:
