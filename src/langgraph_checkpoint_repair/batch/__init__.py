@@ -1,6 +1,6 @@
 """The batch job: repair a whole thread store, audit it, undo it."""
 
-from .counting import acount_heads, count_heads
+from .head_count import acount_heads, count_heads
 from .inventory import TypeCount, TypeInventory, ainventory_types, inventory_types
 from .migrate import migrate
 from .options import RunOptions

@@ -19,7 +19,7 @@ from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, load_rebuilt
 from ..stores import AsyncThreadStore, Head, ThreadStore
 from ..stores.faults import store_lost
-from .integrity import findings_of, unreadable
+from .stored_bytes import findings_of, unreadable
 
 HeadKey = tuple[str, str, str]
 Loaded = tuple[CheckpointTuple, list[str]]

@@ -17,10 +17,10 @@ from ..engine.media.history import history_limits
 from ..stores import Head
 from ..targets.redact import first_line
 from ..waiting import waiting_head
-from .answers import STALE_FOUND, may_drop_answer
-from .integrity import findings_of, moved_types_repair, needs_inspection, unreadable
 from .ledger import Ledger
 from .options import RunOptions
+from .stale import STALE_FOUND, may_drop_answer
+from .stored_bytes import findings_of, moved_types_repair, needs_inspection, unreadable
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 

@@ -25,8 +25,8 @@ from ..in_flight import work_is_scheduled
 from ..stores import AsyncThreadStore, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
 from ..stores.formats import format_finding
-from .answers import astale_found, stale_found
-from .integrity import findings_of, needs_inspection, unreadable
+from .stale import astale_found, stale_found
+from .stored_bytes import findings_of, needs_inspection, unreadable
 
 
 class ThreadNotFound(ValueError):

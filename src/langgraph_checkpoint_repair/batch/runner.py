@@ -20,12 +20,12 @@ from ..delta import aload_rebuilt, load_rebuilt
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
 from .ancestors import awalk_to_readable, walk_to_readable
-from .answers import astale_found, stale_found, with_stale_answer
 from .judging import Judge
 from .ledger import Callbacks, Ledger
 from .options import ProgressFn, RunOptions, ThreadFn, WaitingFn
 from .planning import Planner
 from .report import RunReport
+from .stale import astale_found, stale_found, with_stale_answer
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 

@@ -1,6 +1,6 @@
 """The load-time repair wrapper around any LangGraph checkpoint saver."""
 
-from .integrity import UnreadableCheckpoint
+from .guard import UnreadableCheckpoint
 from .saver import PatchingCheckpointer
 from .view import OnRepair, RepairEvent
 

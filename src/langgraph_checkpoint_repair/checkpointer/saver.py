@@ -29,7 +29,7 @@ from ..delta.chains import VerifiedChains, adelta_history, chain_key, delta_hist
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
 from .answers import awithout_stale_answer, without_stale_answer
-from .integrity import LoadGuard, scrubs_nul
+from .guard import LoadGuard, scrubs_nul
 from .view import LoadRepairer, OnRepair
 
 PASSTHROUGH_METHODS = (

@@ -1,8 +1,8 @@
 """The engine inside a running graph: cancel pending tool calls, repair before each model call."""
 
 from .cancel import acancel_pending_tool_calls, cancel_pending_tool_calls
+from .cancel_plan import CancelResult, CannotCancel
 from .hook import pre_model_hook
-from .plan import CancelResult, CannotCancel
 
 __all__ = [
     "CancelResult",

@@ -6,7 +6,7 @@ application knows it is moving on, so it writes a synthetic result for each
 pending call first, through LangGraph's own `update_state`: a normal
 checkpoint that every saver stores and every later run reads.
 
-The sync and async functions are twins: both fetch the snapshot, ask `plan`
+The sync and async functions are twins: both fetch the snapshot, ask `cancel_plan`
 what to write and write it; only the I/O calls differ.
 """
 
@@ -19,8 +19,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 
 from ..engine import RepairPolicy
+from .cancel_plan import CancelPlan, CancelResult, plan_cancel, state_updates
 from .partial import checkpointer_of, task_writes
-from .plan import CancelPlan, CancelResult, plan_cancel, state_updates
 from .texts import cancel_policy
 
 Graph = Pregel[Any, Any, Any, Any]

@@ -23,7 +23,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import PregelTask, Send
 
 from ..compatibility.features import HAS_TASK_STATUSES, installed_version
-from .plan import CancelPlan, CannotCancel
+from .cancel_plan import CancelPlan, CannotCancel
 
 PUSH = "__pregel_push"
 TASKS_CHANNEL = "__pregel_tasks"

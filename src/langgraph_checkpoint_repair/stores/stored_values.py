@@ -76,11 +76,12 @@ def answering_heads(rows: Sequence[Sequence[Any]]) -> set[tuple[str, str, str]]:
     answering: set[tuple[str, str, str]] = set()
     asking: set[tuple[str, str, str]] = set()
     for row in rows:
-        key, channel, task_id = (row[0], row[1], row[2]), row[3], row[6]
-        if channel == INTERRUPT_CHANNEL:
-            asking.add(key)
-        elif is_null_answer((task_id, channel, None)):
-            answering.add(key)
+        if row[6] is None:  # a channel's blob, not a pending write: most rows
+            continue
+        if row[3] == INTERRUPT_CHANNEL:
+            asking.add((row[0], row[1], row[2]))
+        elif is_null_answer((row[6], row[3], None)):
+            answering.add((row[0], row[1], row[2]))
     return answering & asking
 
 
@@ -91,6 +92,8 @@ def answering_writes(
     `POSTGRES_VALUES_SQL` gives them (a write's index last in each row): a run that
     deletes a stale answer plans it from these, read once with the page."""
     writes: dict[tuple[str, str, str], list[StoredValue]] = {}
+    if not answering:
+        return {}
     for row in rows:
         key = (row[0], row[1], row[2])
         if key not in answering or row[6] is None:

@@ -37,7 +37,7 @@ from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady
 from ..first_look.helper import LookHelper
 from ..generic import AsyncGenericStore
 from . import base as sql
-from . import rewrites as rw
+from . import rewrite_sql as rw
 from . import shards
 
 

@@ -34,12 +34,15 @@ def waiting_heads(
     `postgres.base.split_rows`). A value that does not decode leaves its head out: the
     full load of the integrity look reports it."""
     asked = {
-        _key(row): row[7] for row in others if row[3] == INTERRUPT_CHANNEL and row[7] is not None
+        _key(row): row[7] for row in others if row[7] is not None and row[3] == INTERRUPT_CHANNEL
     }
+    if not asked:
+        return {}
     rows: dict[HeadKey, list[Sequence[Any]]] = {key: [] for key in asked}
     for row in others:
-        if _key(row) in rows:
-            rows[_key(row)].append(row)
+        held = rows.get((row[0], row[1], row[2]))
+        if held is not None:
+            held.append(row)
     found: dict[HeadKey, WaitingHead] = {}
     for key, fields in asked.items():
         try:
@@ -93,12 +96,14 @@ def stale_from_rows(
     `--min-idle`, brought on the answer's row): the run reports and plans them without
     loading them. A head whose subgraphs may have taken the answer, or whose answers
     are not plain data, is left to the full load."""
+    if not answering:
+        return {}
     writes: dict[HeadKey, list[Write]] = {key: [] for key in answering}
     times: dict[HeadKey, Any] = {}
     unplain: set[HeadKey] = set()
     for row in others:
-        key = _key(row)
-        if key not in writes or row[6] is None:
+        key = (row[0], row[1], row[2])
+        if row[6] is None or key not in writes:
             continue
         write = _write_of(row, serde)
         if write is None:
