@@ -10,12 +10,11 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from langgraph.types import Command
 
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.engine import RepairPolicy
 from langgraph_checkpoint_repair.stores import Selection, store_for
-from tests.support.asking_graphs import SHAPES, answer_first, build, thread
+from tests.support.asking_graphs import SHAPES, seed_asking
 from tests.support.stores import Store, cli_store
 
 
@@ -23,16 +22,6 @@ from tests.support.stores import Store, cli_store
 def postgres(request: pytest.FixtureRequest) -> Iterator[Store]:
     with cli_store("postgres", request) as (_, store):
         yield store
-
-
-async def seed(store: Store) -> None:
-    """A stale answer in each shape, a thread on its first question, one answered by id."""
-    for shape in SHAPES:
-        await answer_first(store, build(shape, store.saver), shape, thread(f"stale-{shape}"))
-    graph = build("one_task", store.saver)
-    await store.invoke(graph, {"out": ""}, thread("first-question"))
-    first = (await store.invoke(graph, {"out": ""}, thread("by-id")))["__interrupt__"][0]
-    await store.invoke(graph, Command(resume={first.id: "yes"}), thread("by-id"))
 
 
 def root_heads(store: Store) -> dict[str, Any]:
@@ -43,7 +32,7 @@ def root_heads(store: Store) -> dict[str, Any]:
 async def test_the_look_proves_the_answers_a_head_shows_and_leaves_the_subgraphs_to_a_load(
     postgres: Store,
 ) -> None:
-    await seed(postgres)
+    await seed_asking(postgres)
 
     heads = root_heads(postgres)
 
@@ -66,7 +55,7 @@ def threads_of(store: Store, policy: RepairPolicy, **options: Any) -> list[dict[
 async def test_a_run_judged_by_the_look_reports_what_a_run_that_loads_each_head_reports(
     postgres: Store, min_idle: timedelta, stale_resume: Any
 ) -> None:
-    await seed(postgres)
+    await seed_asking(postgres)
     looked = RepairPolicy(stale_resume=stale_resume)
     loaded = RepairPolicy(stale_resume=stale_resume, provider="openai")  # reads every head
     assert not looked.reads_content and loaded.reads_content
@@ -83,7 +72,7 @@ async def test_a_run_judged_by_the_look_reports_what_a_run_that_loads_each_head_
 async def test_a_limit_counts_an_answer_judged_by_the_look_as_one_judged_by_a_load(
     postgres: Store,
 ) -> None:
-    await seed(postgres)
+    await seed_asking(postgres)
 
     by_look = threads_of(postgres, RepairPolicy(), min_idle=timedelta(0), limit=1)
     by_load = threads_of(postgres, RepairPolicy(provider="openai"), min_idle=timedelta(0), limit=1)

@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command
 
 from langgraph_checkpoint_repair.batch import RunReport, arepair_threads, repair_threads
 from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
-from tests.support.asking_graphs import SHAPES, answer_first, build, thread
+from tests.support.asking_graphs import SHAPES, seed_asking
 from tests.support.cli_runs import last_json, run_cli
 from tests.support.stores import Store, cli_store
 
@@ -23,16 +22,6 @@ from tests.support.stores import Store, cli_store
 def asking_store(request: pytest.FixtureRequest) -> Iterator[tuple[str, Store]]:
     with cli_store(request.param, request) as found:
         yield found
-
-
-async def seed_asking(store: Store) -> None:
-    """One stale thread per shape, one waiting on its first question, one answered by id."""
-    for shape in SHAPES:
-        await answer_first(store, build(shape, store.saver), shape, thread(f"stale-{shape}"))
-    graph = build("one_task", store.saver)
-    await store.invoke(graph, {"out": ""}, thread("first-question"))
-    first = (await store.invoke(graph, {"out": ""}, thread("by-id")))["__interrupt__"][0]
-    await store.invoke(graph, Command(resume={first.id: "yes"}), thread("by-id"))
 
 
 def stale_threads(report: dict[str, Any]) -> set[str]:

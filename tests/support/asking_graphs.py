@@ -96,6 +96,16 @@ async def answer_first(
     return await store.invoke(graph, Command(resume="yes"), config)
 
 
+async def seed_asking(store: Store) -> None:
+    """One stale thread per shape, one waiting on its first question, one answered by id."""
+    for shape in SHAPES:
+        await answer_first(store, build(shape, store.saver), shape, thread(f"stale-{shape}"))
+    graph = build("one_task", store.saver)
+    await store.invoke(graph, {"out": ""}, thread("first-question"))
+    first = (await store.invoke(graph, {"out": ""}, thread("by-id")))["__interrupt__"][0]
+    await store.invoke(graph, Command(resume={first.id: "yes"}), thread("by-id"))
+
+
 def asked(result: Any) -> list[Any]:
     """The questions a run stopped on."""
     return [found.value for found in result.get("__interrupt__", ())]
