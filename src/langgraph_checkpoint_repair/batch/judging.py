@@ -41,7 +41,7 @@ class Judge:
         o = self.options
         to_load = page
         if self.look_suffices:
-            to_load = [head for head in page if head.maybe_broken or head.stale_since]
+            to_load = [h for h in page if h.maybe_broken or h.stale_since is not None]
             self.report.scanned(len(page) - len(to_load))
         self.ledger.page_started(page)
         if o.waiting and self.store.lists_waiting:

@@ -40,7 +40,7 @@ def waiting_heads(
         return {}
     rows: dict[HeadKey, list[Sequence[Any]]] = {key: [] for key in asked}
     for row in others:
-        held = rows.get((row[0], row[1], row[2]))
+        held = rows.get(_key(row))
         if held is not None:
             held.append(row)
     found: dict[HeadKey, WaitingHead] = {}
@@ -55,7 +55,8 @@ def waiting_heads(
 
 
 def _key(row: Sequence[Any]) -> HeadKey:
-    return (str(row[0]), str(row[1]), str(row[2]))
+    """A row's head, as every look of the page keys it (text columns: strings)."""
+    return (row[0], row[1], row[2])
 
 
 def _as_tuple(
@@ -102,7 +103,7 @@ def stale_from_rows(
     times: dict[HeadKey, Any] = {}
     unplain: set[HeadKey] = set()
     for row in others:
-        key = (row[0], row[1], row[2])
+        key = _key(row)
         if row[6] is None or key not in writes:
             continue
         write = _write_of(row, serde)
