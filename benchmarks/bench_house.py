@@ -16,8 +16,15 @@ ratio at 1.00x (goal: within 3%).
 Each round gives this / reference for each work; the medians of five rounds are
 printed, with each round's ratio.
 
+`--instructions` counts instead of timing: the engine's three works (on 20,000
+messages) run under valgrind's callgrind with a fixed hash seed, once and five
+times, and the difference over four is one call's instructions. The count is the
+same run after run, whatever else the machine is doing, so it tells a change in
+the engine's code from a noisy neighbour (needs `valgrind`; no database).
+
     python benchmarks/bench_house.py --reference ../reference/src [--threads 200000]
         [--rounds 5] [--postgres postgresql://...]
+    python benchmarks/bench_house.py --reference ../reference/src --instructions
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -65,6 +74,24 @@ print(json.dumps({
     "engine, 1% unanswered": best(lambda: repair_messages(broken)),
     "engine, within a budget": best(lambda: repair_messages(short, policy=budget)),
 }))
+"""
+
+COUNTED = """
+import gc, sys
+sys.path.insert(0, sys.argv[1])
+from bench_engine import make_history
+from langgraph_checkpoint_repair import RepairPolicy, repair_messages
+
+work, calls = sys.argv[2], int(sys.argv[3])
+histories = {
+    "engine, clean": (make_history(20_000), None),
+    "engine, 1% unanswered": (make_history(20_000, 100), None),
+    "engine, within a budget": (make_history(10_000), RepairPolicy(max_input_tokens=10**9)),
+}
+messages, policy = histories[work]
+gc.disable()
+for _ in range(calls):
+    repair_messages(messages, policy=policy)
 """
 
 LOAD = """
@@ -133,6 +160,38 @@ def scan_seconds(source: str | None, uri: str) -> dict[str, float]:
     return {"scan": time.perf_counter() - start}
 
 
+def instructions(source: str | None, work: str, calls: int) -> int:
+    """What callgrind counts for a child that makes `calls` calls of one engine work."""
+    callgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={os.devnull}"]
+    done = subprocess.run(
+        [*callgrind, sys.executable, "-c", COUNTED, str(HERE), work, str(calls)],
+        env={**child_env(source), "PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise SystemExit(f"callgrind printed no count:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def print_instructions(reference: str) -> None:
+    """One call's instructions for each engine work, this release / the reference."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt install valgrind)")
+    for work in ["engine, clean", "engine, 1% unanswered", "engine, within a budget"]:
+        each = {
+            source: (instructions(source, work, 5) - instructions(source, work, 1)) / 4
+            for source in (None, reference)
+        }
+        mine, theirs = each[None], each[reference]
+        print(
+            f"{work}, instructions per call, this / reference: {mine / theirs:.4f}x "
+            f"({mine:,.0f} / {theirs:,.0f})"
+        )
+
+
 Work = Callable[[str | None], dict[str, float]]
 """A work timed with a release's code (its src folder; None: this release's)."""
 
@@ -162,7 +221,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count the engine's instructions instead"
+    )
     args = parser.parse_args()
+    if args.instructions:
+        print_instructions(args.reference)
+        return
     with (
         tempfile.TemporaryDirectory() as folder,
         bench_database(args.postgres) as database,
