@@ -95,8 +95,19 @@ def hostile_blob(draw: st.DrawFn) -> bytes:
 
 CONSTRUCTOR_EXTS = (0, 1, 2, 3)
 """LangGraph's constructor and method extensions: their payload starts with a module."""
-SAFE_MODULES = ("langchain_core.", "langgraph.", "datetime", "uuid", "decimal", "builtins")
-SAFE_MODULES += ("collections", "ipaddress", "pathlib", "zoneinfo", "re")
+SAFE_MODULES = (
+    "langchain_core.",
+    "langgraph.",
+    "datetime",
+    "uuid",
+    "decimal",
+    "builtins",
+    "collections",
+    "ipaddress",
+    "pathlib",
+    "zoneinfo",
+    "re",
+)
 
 
 def names_a_foreign_type(blob: bytes) -> bool:
@@ -224,10 +235,13 @@ constructor extension of code 0 around one byte: no module named."""
 def test_a_constructor_naming_no_safe_module_is_never_cleared() -> None:
     when = ormsgpack.Ext(0, ormsgpack.packb(["datetime", "datetime", "x"]))
     other = ormsgpack.Ext(0, ormsgpack.packb(["shop.models", "Order", "x"]))
-    ai = ["langchain_core.messages.ai", "AIMessage", {"content": "", "when": when}, "v"]
-    dated = ormsgpack.packb([ormsgpack.Ext(5, ormsgpack.packb(ai))])
-    ai[2]["when"] = other
-    foreign = ormsgpack.packb([ormsgpack.Ext(5, ormsgpack.packb(ai))])
+
+    def stored(value: ormsgpack.Ext) -> bytes:
+        fields = {"content": "", "when": value}
+        ai = ["langchain_core.messages.ai", "AIMessage", fields, "v"]
+        return ormsgpack.packb([ormsgpack.Ext(5, ormsgpack.packb(ai))])
+
+    dated, foreign = stored(when), stored(other)
     assert not names_a_foreign_type(dated)
     assert verdict(plain, dated) is True and verdict(previous, dated) is True
     assert names_a_foreign_type(foreign) and names_a_foreign_type(FAILED_ONCE)
