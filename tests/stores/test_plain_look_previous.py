@@ -95,19 +95,18 @@ def hostile_blob(draw: st.DrawFn) -> bytes:
 
 CONSTRUCTOR_EXTS = (0, 1, 2, 3)
 """LangGraph's constructor and method extensions: their payload starts with a module."""
-SAFE_MODULES = (
-    "langchain_core.",
-    "langgraph.",
-    "datetime",
-    "uuid",
-    "decimal",
-    "builtins",
-    "collections",
-    "ipaddress",
-    "pathlib",
-    "zoneinfo",
-    "re",
-)
+SAFE_PACKAGES = ("langchain_core.", "langgraph.")
+SAFE_STANDARD = {"datetime", "uuid", "decimal", "builtins", "collections", "ipaddress"}
+SAFE_STANDARD |= {"pathlib", "zoneinfo", "re"}
+
+
+def is_safe_module(named: Any) -> bool:
+    """A payload naming a safe module: a package's submodule, or a standard module by
+    its whole top-level name."""
+    if not (type(named) is list and named):
+        return False
+    module = str(named[0])
+    return module.startswith(SAFE_PACKAGES) or module.split(".")[0] in SAFE_STANDARD
 
 
 def names_a_foreign_type(blob: bytes) -> bool:
@@ -121,7 +120,7 @@ def names_a_foreign_type(blob: bytes) -> bool:
                 named = ormsgpack.unpackb(data, ext_hook=hook, option=NON_STR_KEYS)
             except Exception:
                 named = None
-            if not (type(named) is list and named and str(named[0]).startswith(SAFE_MODULES)):
+            if not is_safe_module(named):
                 found.append(True)
         elif code in (4, 5, 7):  # a message or a snapshot: the look reads inside
             with contextlib.suppress(Exception):
@@ -235,6 +234,7 @@ constructor extension of code 0 around one byte: no module named."""
 def test_a_constructor_naming_no_safe_module_is_never_cleared() -> None:
     when = ormsgpack.Ext(0, ormsgpack.packb(["datetime", "datetime", "x"]))
     other = ormsgpack.Ext(0, ormsgpack.packb(["shop.models", "Order", "x"]))
+    near = ormsgpack.Ext(0, ormsgpack.packb(["reports.models", "Report", "x"]))  # not `re`
 
     def stored(value: ormsgpack.Ext) -> bytes:
         fields = {"content": "", "when": value}
@@ -247,6 +247,7 @@ def test_a_constructor_naming_no_safe_module_is_never_cleared() -> None:
     assert names_a_foreign_type(foreign) and names_a_foreign_type(FAILED_ONCE)
     assert verdict(previous, foreign) is True  # the look before took it as unknown
     assert verdict(plain, foreign) is not True and verdict(plain, FAILED_ONCE) is not True
+    assert names_a_foreign_type(stored(near)) and verdict(plain, stored(near)) is not True
 
 
 ODD_IDS: list[Any] = ["a", "b", None, "", 1, 1.0, True, [], ["a"], {"id": "a"}]

@@ -52,25 +52,26 @@ _OTHER_CLASSES = frozenset(
 """LangChain's other message classes: a model of another name in a message list (an
 application's own, perhaps lost) sends its head to the full load, which names it."""
 _CONSTRUCTOR_EXTS = (0, 1, 2, 3)  # EXT_CONSTRUCTOR_* and EXT_METHOD_SINGLE_ARG
-_OWN_MODULES = (
-    "langchain_core.",
-    "langgraph.",
-    "datetime",
-    "uuid",
-    "decimal",
-    "builtins",
-    "collections",
-    "ipaddress",
-    "pathlib",
-    "zoneinfo",
-    "re",
+_OWN_PACKAGES = ("langchain_core.", "langgraph.")
+_OWN_STDLIB = frozenset(
+    {"datetime", "uuid", "decimal", "builtins", "collections", "ipaddress", "pathlib"}
+    | {"zoneinfo", "re"}
 )
 """Where LangGraph's safe types live: a type from anywhere else sends its head to the
-full load, where the strict serializer names it (an integrity finding, perhaps)."""
+full load, where the strict serializer names it (an integrity finding, perhaps). A
+standard module is matched by its whole top-level name (`re`, not `reports`)."""
+
+
+def _names_own_module(named: Any) -> bool:
+    """Whether a constructor extension's payload starts with one of the safe modules."""
+    if not (type(named) is list and named):
+        return False
+    module = str(named[0])
+    return module.startswith(_OWN_PACKAGES) or module.partition(".")[0] in _OWN_STDLIB
 
 
 class _Foreign(Exception):
-    """A stored type from outside `_OWN_MODULES`: the first look cannot clear it."""
+    """A stored type from outside the safe modules: the first look cannot clear it."""
 
 
 class NotPlainFields(dict[Any, Any]):
@@ -104,7 +105,7 @@ def _plain_ext(code: int, data: bytes) -> Any:
         return _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
     elif code in _CONSTRUCTOR_EXTS:  # a value inside a message: a datetime, a UUID ...
         named = _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
-        if not (type(named) is list and named and str(named[0]).startswith(_OWN_MODULES)):
+        if not _names_own_module(named):
             raise _Foreign
     return _UNKNOWN
 
