@@ -135,18 +135,26 @@ async def test_migrations_are_idempotent_and_leave_langgraph_tables_alone(pg_uri
 async def test_the_first_look_sends_heads_that_may_hold_findings_to_the_full_load(
     pg_uri: str, tmp_path: Any
 ) -> None:
-    """A clean history whose message holds an application's type, a head whose other
-    channel holds one, a pending write of text holding U+0000: each is loaded in full
-    (where the findings are made); a clean head of LangGraph's own types is not."""
+    """A clean history whose message holds an application's type (also from a module
+    whose name starts as a safe standard module's does: `reports_...`, not `re`), a head
+    whose other channel holds one, a pending write of text holding U+0000: each is
+    loaded in full (where the findings are made); a clean head of LangGraph's own types
+    is not."""
     from langchain_core.messages import AIMessage, HumanMessage
     from langgraph.checkpoint.base import empty_checkpoint
 
     from tests.support.integrity_threads import brick_with_nul, order_graph, shop_module
 
     shop = shop_module(tmp_path / "shop")
+    reports = shop_module(tmp_path / "reports", prefix="reports")
+    extras = {
+        "clean": {},
+        "in-message": {"size": shop.Size.LARGE},
+        "near-a-safe-name": {"size": reports.Size.LARGE},
+    }
     with postgres(pg_uri) as store:
         saver = store.saver
-        for thread_id, extra in (("clean", {}), ("in-message", {"size": shop.Size.LARGE})):
+        for thread_id, extra in extras.items():
             checkpoint = empty_checkpoint()
             history = [HumanMessage("hi"), AIMessage("yo", additional_kwargs=extra)]
             checkpoint["channel_values"] = {"messages": history}
@@ -162,6 +170,7 @@ async def test_the_first_look_sends_heads_that_may_hold_findings_to_the_full_loa
     assert {h.thread_id: h.maybe_broken for h in heads} == {
         "clean": False,
         "in-message": True,
+        "near-a-safe-name": True,
         "other": True,
         "nul": True,
     }

@@ -88,9 +88,10 @@ class Size(Enum):
 too (a message's fields are dumped by pydantic, which turns a dataclass into a dict)."""
 
 
-def shop_module(folder: Path) -> ModuleType:
-    """A module of its own (a fresh name each time) defining the `Order` dataclass."""
-    name = f"shop_models_{uuid.uuid4().hex[:8]}"
+def shop_module(folder: Path, prefix: str = "shop_models") -> ModuleType:
+    """A module of its own (a fresh name each time, starting with `prefix`) defining
+    the `Order` dataclass."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
     write_module(folder, name, ORDER_MODULE)
     sys.path.insert(0, str(folder))
     try:
