@@ -18,6 +18,7 @@ cleared by the look; every other blob gets the previous look's verdict.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 from typing import Any
 
 import ormsgpack
@@ -93,42 +94,37 @@ def hostile_blob(draw: st.DrawFn) -> bytes:
     return blob
 
 
-CONSTRUCTOR_EXTS = (0, 1, 2, 3)
-"""LangGraph's constructor and method extensions: their payload starts with a module."""
-SAFE_PACKAGES = ("langchain_core.", "langgraph.")
-SAFE_STANDARD = {"datetime", "uuid", "decimal", "builtins", "collections", "ipaddress"}
-SAFE_STANDARD |= {"pathlib", "zoneinfo", "re"}
-
-
-def is_safe_module(named: Any) -> bool:
-    """A payload naming a safe module: a package's submodule, or a standard module by
-    its whole top-level name."""
-    if not (type(named) is list and named):
-        return False
-    module = str(named[0])
-    return module.startswith(SAFE_PACKAGES) or module.split(".")[0] in SAFE_STANDARD
+READ_INSIDE = (*plain._PYDANTIC_EXTS, plain._SNAPSHOT_EXT)
+"""A message or a snapshot: the look reads the extensions inside."""
 
 
 def names_a_foreign_type(blob: bytes) -> bool:
     """Whether a constructor extension the look reads (at the top, or inside a message
-    or a snapshot) names a module outside the safe ones, or cannot be read."""
+    or a snapshot) names a module outside the safe ones, or cannot be read. Which modules
+    are safe is the look's own rule, tied to LangGraph's safe types in `test_plain_look`
+    and pinned here by `test_a_constructor_naming_no_safe_module_is_never_cleared`."""
     found: list[bool] = []
 
     def hook(code: int, data: bytes) -> None:
-        if code in CONSTRUCTOR_EXTS:
+        if code in plain._CONSTRUCTOR_EXTS:
             try:
                 named = ormsgpack.unpackb(data, ext_hook=hook, option=NON_STR_KEYS)
             except Exception:
                 named = None
-            if not is_safe_module(named):
+            if not plain._names_own_module(named):
                 found.append(True)
-        elif code in (4, 5, 7):  # a message or a snapshot: the look reads inside
+        elif code in READ_INSIDE:
             with contextlib.suppress(Exception):
                 ormsgpack.unpackb(data, ext_hook=hook, option=NON_STR_KEYS)
 
     with contextlib.suppress(Exception):
         ormsgpack.unpackb(blob, ext_hook=hook, option=NON_STR_KEYS)
     return bool(found)
+
+
+def any_foreign(blobs: Iterable[bytes | None]) -> bool:
+    """Whether any blob (None: no blob) names a foreign type."""
+    return any(blob is not None and names_a_foreign_type(blob) for blob in blobs)
 
 
 def verdict(look: Any, blob: bytes) -> Any:
@@ -178,7 +174,7 @@ def test_hostile_blobs_get_the_same_verdict(blob: bytes) -> None:
 @given(hostile_blob(), st.lists(hostile_blob(), max_size=3))
 def test_delta_replays_are_the_same(seed: bytes, writes: list[bytes]) -> None:
     now = replayed(plain, plain.plain_replay, seed, writes)
-    if any(map(names_a_foreign_type, [seed, *writes])):
+    if any_foreign([seed, *writes]):
         assert not (type(now) is tuple and now[1])
     else:
         assert now == replayed(previous, previous.plain_replay, seed, writes)
@@ -197,7 +193,7 @@ def test_packed_walks_get_the_verdict_of_the_previous_replay(
         expected = value is not None and previous.plain_history_is_clean(value)
     except Exception:
         expected = False
-    if any(map(names_a_foreign_type, [seed or b"\xc0", *writes])):
+    if any_foreign([seed, *writes]):
         expected = False
     assert plain.plain_walk_is_clean(plain.pack_walk(seed, writes)) is expected
 

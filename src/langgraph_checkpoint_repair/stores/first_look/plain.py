@@ -54,8 +54,17 @@ application's own, perhaps lost) sends its head to the full load, which names it
 _CONSTRUCTOR_EXTS = (0, 1, 2, 3)  # EXT_CONSTRUCTOR_* and EXT_METHOD_SINGLE_ARG
 _OWN_PACKAGES = ("langchain_core.", "langgraph.")
 _OWN_STDLIB = frozenset(
-    {"datetime", "uuid", "decimal", "builtins", "collections", "ipaddress", "pathlib"}
-    | {"zoneinfo", "re"}
+    {
+        "datetime",
+        "uuid",
+        "decimal",
+        "builtins",
+        "collections",
+        "ipaddress",
+        "pathlib",
+        "zoneinfo",
+        "re",
+    }
 )
 """Where LangGraph's safe types live: a type from anywhere else sends its head to the
 full load, where the strict serializer names it (an integrity finding, perhaps). A
