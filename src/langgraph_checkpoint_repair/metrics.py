@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
+import sys
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -94,6 +96,17 @@ def record_waiting(by_age: Mapping[str, int], shard: tuple[int, int] | None = No
             _waiting[key] = int(by_age.get(bucket, 0))
     except Exception:
         logger.debug("could not record waiting heads", exc_info=True)
+
+
+def record_only_if_exported() -> None:
+    """For a process of its own (`langgraph-repair`): count only where OpenTelemetry was
+    set up to export, by the `OTEL_*` environment (as `opentelemetry-instrument` reads
+    it) or by a loader that imported OpenTelemetry first. Elsewhere the counts could go
+    nowhere, so OpenTelemetry is not even imported."""
+    global _absent
+    configured = any(name.startswith("OTEL_") for name in os.environ)
+    if not configured and "opentelemetry" not in sys.modules:
+        _absent = True
 
 
 def _observe_waiting(options: Any) -> list[Any]:

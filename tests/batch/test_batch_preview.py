@@ -12,7 +12,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair import repair_messages
 from langgraph_checkpoint_repair.batch import ThreadNotFound, preview_thread
-from langgraph_checkpoint_repair.compatibility.features import HAS_DELTA_CHANNELS
+from langgraph_checkpoint_repair.compatibility.features import has_delta_channels
 from tests.support.seeding import Seeded, seed
 from tests.support.stores import Store
 
@@ -21,7 +21,7 @@ Seeds = tuple[Store, Seeded, list[str]]
 
 async def seed_broken_delta(store: Store) -> list[str]:
     """Broken delta-channel threads, where LangGraph has delta channels."""
-    if not HAS_DELTA_CHANNELS:
+    if not has_delta_channels():
         return []
     from tests.batch.test_delta_batch import seed_delta
 

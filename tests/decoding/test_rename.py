@@ -72,7 +72,7 @@ def objects(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         st.builds(AIMessage, content=texts),
         st.builds(Item, name=texts, qty=st.integers(0, 99)),
     ]
-    if features.HAS_DELTA_CHANNELS:
+    if features.has_delta_channels():
         found.append(st.builds(features._DeltaSnapshot, children))
     return st.one_of(found)
 
@@ -147,7 +147,7 @@ def moved(value: Any) -> Any:
         return [moved(item) for item in value]
     if isinstance(value, dict):
         return {key: moved(item) for key, item in value.items()}
-    if features.HAS_DELTA_CHANNELS and isinstance(value, features._DeltaSnapshot):
+    if features.has_delta_channels() and isinstance(value, features._DeltaSnapshot):
         return features._DeltaSnapshot(moved(value.value))
     return value
 
@@ -203,7 +203,7 @@ def test_the_str_header_is_the_one_msgpack_chooses(size: int) -> None:
 
 
 def test_a_nested_rename_reaches_inside_a_pydantic_model_and_a_snapshot() -> None:
-    if not features.HAS_DELTA_CHANNELS:
+    if not features.has_delta_channels():
         pytest.skip("delta snapshots need langgraph-checkpoint 4")
     value = features._DeltaSnapshot([{"p": Point(1, [Point(2, "deep")])}])
     renamed = rename_types(dumped(value), {OLD: NEW})

@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
 from langgraph_checkpoint_repair import CannotCancel
-from langgraph_checkpoint_repair.compatibility.features import HAS_TASK_STATUSES
+from langgraph_checkpoint_repair.compatibility.features import has_task_statuses
 from tests.support.agents import ToolBox, react_agent, results_per_call, synthetic_results, thread
 from tests.support.cancelling import cancel, tool_results
 from tests.support.fakes import calls, model
@@ -47,7 +47,7 @@ async def test_reject_one_approve_the_other_before_the_tools(store: Store) -> No
     assert results_per_call(stored.checkpoint["channel_values"]["messages"]) == {"c1": 1, "c2": 1}
 
 
-@pytest.mark.skipif(not HAS_TASK_STATUSES, reason="needs langgraph 1.2.13")
+@pytest.mark.skipif(not has_task_statuses(), reason="needs langgraph 1.2.13")
 async def test_reject_one_of_two_interrupted_approvals(store: Store) -> None:
     box, config = ToolBox(), thread()
     replies = model(calls(("ask_human", "c1"), ("ask_human", "c2"), city="Rome"), "Done.")
@@ -67,7 +67,7 @@ async def test_reject_one_of_two_interrupted_approvals(store: Store) -> None:
     assert_valid(replies.received[-1])
 
 
-@pytest.mark.skipif(HAS_TASK_STATUSES, reason="langgraph 1.2.13 and later take it")
+@pytest.mark.skipif(has_task_statuses(), reason="langgraph 1.2.13 and later take it")
 async def test_an_older_langgraph_refuses_to_reject_one_of_two_interrupted_approvals(
     store: Store,
 ) -> None:

@@ -19,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 
 from langgraph_checkpoint_repair import PatchingCheckpointer
 from langgraph_checkpoint_repair.batch import RunReport, arepair_threads, repair_threads
-from langgraph_checkpoint_repair.compatibility.features import HAS_DELTA_CHANNELS
+from langgraph_checkpoint_repair.compatibility.features import has_delta_channels
 from langgraph_checkpoint_repair.delta import chains
 from langgraph_checkpoint_repair.delta.chains import BrokenChain
 from tests.support.cli_runs import last_json, run_cli
@@ -27,7 +27,9 @@ from tests.support.histories import ai, human
 from tests.support.seeding import config
 from tests.support.stores import Store
 
-pytestmark = pytest.mark.skipif(not HAS_DELTA_CHANNELS, reason="delta channels need langgraph 1.2")
+pytestmark = pytest.mark.skipif(
+    not has_delta_channels(), reason="delta channels need langgraph 1.2"
+)
 WAIT = 60.0
 """Seconds a sync walk may take before the test calls it a hang."""
 
@@ -140,7 +142,7 @@ async def test_the_wrapper_fails_open_on_a_cyclic_chain(store: Store, tmp_path: 
 class DefaultWalkSaver(InMemorySaver):
     """A saver that keeps the base class's own history walk, as most third-party ones do."""
 
-    if HAS_DELTA_CHANNELS:
+    if has_delta_channels():
         get_delta_channel_history = BaseCheckpointSaver.get_delta_channel_history
         aget_delta_channel_history = BaseCheckpointSaver.aget_delta_channel_history
 

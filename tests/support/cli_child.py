@@ -1,7 +1,8 @@
 """`langgraph-repair` in a child process, optionally without some installed modules.
 
 `REPAIR_TEST_BLOCK` lists module names (comma-separated) whose import fails as if
-the optional extra providing them were not installed.
+the optional extra providing them were not installed. `REPAIR_TEST_MODULES` names a
+file that receives, when the command ends, the modules it imported (one per line).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 BLOCK_ENV = "REPAIR_TEST_BLOCK"
+MODULES_ENV = "REPAIR_TEST_MODULES"
 
 
 class NotInstalled(importlib.abc.MetaPathFinder):
@@ -36,4 +38,11 @@ if __name__ == "__main__":
         sys.meta_path.insert(0, NotInstalled(blocked))
     from langgraph_checkpoint_repair.cli import main  # after the finder: nothing loaded yet
 
-    sys.exit(main())
+    try:
+        code = main()
+    finally:  # --help and --version end in SystemExit
+        listing = os.environ.get(MODULES_ENV)
+        if listing:
+            with open(listing, "w") as modules:
+                modules.write("\n".join(sorted(sys.modules)))
+    sys.exit(code)

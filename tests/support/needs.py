@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from langgraph_checkpoint_repair.compatibility.features import HAS_DELTA_CHANNELS, installed_version
+from langgraph_checkpoint_repair.compatibility.features import has_delta_channels, installed_version
 
 DELTA_REASON = (
     "delta channels need langgraph 1.2 and langgraph-checkpoint 4 (installed: langgraph "
@@ -13,7 +13,7 @@ DELTA_REASON = (
     f"{installed_version('langgraph-checkpoint')})"
 )
 
-needs_delta = pytest.mark.skipif(not HAS_DELTA_CHANNELS, reason=DELTA_REASON)
+needs_delta = pytest.mark.skipif(not has_delta_channels(), reason=DELTA_REASON)
 
 HAS_MODEL_PROFILES = "profile" in BaseChatModel.model_fields
 needs_model_profiles = pytest.mark.skipif(

@@ -1,34 +1,43 @@
 """The batch job: repair a whole thread store, audit it, undo it."""
 
-from .head_count import acount_heads, count_heads
-from .inventory import TypeCount, TypeInventory, ainventory_types, inventory_types
-from .migrate import migrate
-from .options import RunOptions
-from .preview import ThreadNotFound, ThreadPreview, apreview_thread, preview_thread
-from .report import RunReport, StoreLost, ThreadReport, UndoReport, UnknownRun
-from .runner import arepair_threads, repair_threads
-from .undo import aundo_run, undo_run
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "RunOptions",
-    "RunReport",
-    "StoreLost",
-    "ThreadNotFound",
-    "ThreadPreview",
-    "ThreadReport",
-    "TypeCount",
-    "TypeInventory",
-    "UndoReport",
-    "UnknownRun",
-    "acount_heads",
-    "ainventory_types",
-    "apreview_thread",
-    "arepair_threads",
-    "aundo_run",
-    "count_heads",
-    "inventory_types",
-    "migrate",
-    "preview_thread",
-    "repair_threads",
-    "undo_run",
-]
+from ..lazy_exports import lazy_exports
+
+if TYPE_CHECKING:  # the names as checkers see them; at run time, `__getattr__` below
+    from .head_count import acount_heads as acount_heads
+    from .head_count import count_heads as count_heads
+    from .inventory import TypeCount as TypeCount
+    from .inventory import TypeInventory as TypeInventory
+    from .inventory import ainventory_types as ainventory_types
+    from .inventory import inventory_types as inventory_types
+    from .migrate import migrate as migrate
+    from .options import RunOptions as RunOptions
+    from .preview import ThreadNotFound as ThreadNotFound
+    from .preview import ThreadPreview as ThreadPreview
+    from .preview import apreview_thread as apreview_thread
+    from .preview import preview_thread as preview_thread
+    from .report import RunReport as RunReport
+    from .report import StoreLost as StoreLost
+    from .report import ThreadReport as ThreadReport
+    from .report import UndoReport as UndoReport
+    from .report import UnknownRun as UnknownRun
+    from .runner import arepair_threads as arepair_threads
+    from .runner import repair_threads as repair_threads
+    from .undo import aundo_run as aundo_run
+    from .undo import undo_run as undo_run
+
+# loaded on first use: a scan needs the runner, not undo's or `show`'s modules
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".head_count": ("acount_heads", "count_heads"),
+        ".inventory": ("TypeCount", "TypeInventory", "ainventory_types", "inventory_types"),
+        ".migrate": ("migrate",),
+        ".options": ("RunOptions",),
+        ".preview": ("ThreadNotFound", "ThreadPreview", "apreview_thread", "preview_thread"),
+        ".report": ("RunReport", "StoreLost", "ThreadReport", "UndoReport", "UnknownRun"),
+        ".runner": ("arepair_threads", "repair_threads"),
+        ".undo": ("aundo_run", "undo_run"),
+    },
+)

@@ -1,4 +1,8 @@
-"""Argument parsing for `langgraph-repair`: flags -> RunOptions, errors -> one line."""
+"""Argument parsing for `langgraph-repair`: flags -> RunOptions, errors -> one line.
+
+The parser needs nothing but the standard library: `--help` and `--version` end here.
+What reads a parsed value (the policy, the run's checks, the stored type names) is
+imported by the function that reads it."""
 
 from __future__ import annotations
 
@@ -9,15 +13,14 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from importlib.metadata import version
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..batch import RunOptions, checks
-from ..decoding.names import TypeName
-from ..decoding.rename import moved_from
-from ..decoding.strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
-from ..engine import RepairPolicy
-from ..engine.policy import policy_from_settings
-from ..targets import TARGET_ENV
+from ..targets.parse import TARGET_ENV
+
+if TYPE_CHECKING:
+    from ..batch import RunOptions
+    from ..decoding.names import TypeName
+    from ..engine import RepairPolicy
 
 EXAMPLES = {
     "scan": "langgraph-repair scan postgresql://app@db/agents --min-idle 30m",
@@ -47,6 +50,8 @@ def duration(text: str) -> timedelta:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", text.strip())
     if not match:
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 10m, 90s, 2h, 0)")
+    from ..batch import checks
+
     try:
         return checks.idle_time(
             float(match[1]) * _UNITS[match[2] or "s"], datetime.now(timezone.utc)
@@ -56,6 +61,8 @@ def duration(text: str) -> timedelta:
 
 
 def rate(text: str) -> float:
+    from ..batch import checks
+
     try:
         value = float(text)
         checks.rate(value)
@@ -80,6 +87,8 @@ def positive(text: str) -> int:
 
 
 def build_policy(settings: Sequence[str]) -> RepairPolicy:
+    from ..engine.policy import policy_from_settings
+
     try:
         return policy_from_settings(settings)
     except ValueError as error:
@@ -262,6 +271,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:
+    from ..batch import RunOptions
+
     return RunOptions(
         dry_run=args.command == "scan" or args.dry_run,
         channels=tuple(args.channel or ("messages",)),
@@ -280,6 +291,8 @@ def run_options(args: argparse.Namespace) -> RunOptions:
 
 
 def moved_types(args: argparse.Namespace) -> dict[TypeName, TypeName]:
+    from ..decoding.rename import moved_from
+
     try:
         return moved_from(args.type_moved)
     except ValueError as error:
@@ -301,6 +314,8 @@ def reported_threads(args: argparse.Namespace) -> int:
 def allowed_types(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     """The stored types trusted besides LangGraph's and LangChain's own: `--allow-type`
     and `LANGGRAPH_REPAIR_ALLOW_TYPES`."""
+    from ..decoding.strict import ALLOW_TYPES_ENV, allowed_from_env, parse_allowed
+
     try:
         return parse_allowed(args.allow_type) + allowed_from_env(os.environ.get(ALLOW_TYPES_ENV))
     except ValueError as error:

@@ -6,37 +6,21 @@ result, and turn it into an exit code."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from argparse import Namespace
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from rich.console import Console
-
-from ..batch import (
-    RunOptions,
-    RunReport,
-    ThreadPreview,
-    TypeInventory,
-    UndoReport,
-    acount_heads,
-    ainventory_types,
-    apreview_thread,
-    arepair_threads,
-    aundo_run,
-    count_heads,
-    inventory_types,
-    migrate,
-    preview_thread,
-    repair_threads,
-    undo_run,
-)
+from .. import batch
 from ..decoding.strict import StrictSerializer
-from ..targets import ASYNC_API, SYNC_API, aopen_saver, implements, open_saver, refuses_sync
+from ..targets.opening import aopen_saver, open_saver
+from ..targets.saver_api import ASYNC_API, SYNC_API, implements, refuses_sync
 from .arguments import TABLE_ROWS, UsageError
+from .exits import EXIT_OK, EXIT_THREAD_FAILED
 from .output import (
     WAITING_OPENING,
     JsonStream,
@@ -49,13 +33,13 @@ from .output import (
     print_waiting,
     waiting_line,
 )
-from .progress import RunProgress
-from .show import print_preview
 from .stopping import StopRequest
 
-EXIT_OK, EXIT_THREAD_FAILED, EXIT_USAGE, EXIT_SIGINT = 0, 1, 2, 130
-EXIT_OUTPUT_CLOSED = 141
-"""stdout's reader went away (`| head`): 128 + SIGPIPE, as a pipe's writer ends."""
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from ..batch import RunOptions, RunReport, ThreadPreview, TypeInventory, UndoReport
+
 NOTHING_TO_MIGRATE = "nothing to migrate: this store keeps its audit in checkpoint metadata\n"
 
 
@@ -172,18 +156,18 @@ class Job:
     def repair(self, saver: BaseCheckpointSaver[Any]) -> RunReport:
         """`scan` and `repair`: the run, with its progress bar and listings."""
         assert self.options is not None
-        total = count_heads(saver, self.options) if self.progress_shown else None
+        total = batch.count_heads(saver, self.options) if self.progress_shown else None
         with self.progress(total) as progress:
-            return repair_threads(saver, self.options, **self.run_settings(progress))
+            return batch.repair_threads(saver, self.options, **self.run_settings(progress))
 
     async def arepair(self, saver: BaseCheckpointSaver[Any]) -> RunReport:
         """The async twin of `repair`."""
         assert self.options is not None
-        total = await acount_heads(saver, self.options) if self.progress_shown else None
+        total = await batch.acount_heads(saver, self.options) if self.progress_shown else None
         with self.progress(total) as progress:
-            return await arepair_threads(saver, self.options, **self.run_settings(progress))
+            return await batch.arepair_threads(saver, self.options, **self.run_settings(progress))
 
-    def run_settings(self, progress: RunProgress) -> dict[str, Any]:
+    def run_settings(self, progress: Callable[[RunReport], Any]) -> dict[str, Any]:
         return {
             "command": self.args.command,
             "on_progress": self.watching(progress),
@@ -208,8 +192,13 @@ class Job:
         """A progress bar only on a terminal (the head count it needs is one query)."""
         return sys.stderr.isatty()
 
-    def progress(self, total: int | None) -> RunProgress:
+    def progress(self, total: int | None) -> AbstractContextManager[Callable[[RunReport], Any]]:
+        """A bar on a terminal (Rich imported then), else nothing to draw."""
         assert self.options is not None
+        if not self.progress_shown:
+            return contextlib.nullcontext(_unseen)
+        from .progress import RunProgress
+
         return RunProgress("scanning" if self.options.dry_run else "repairing", total)
 
     def undo_settings(self) -> dict[str, Any]:
@@ -237,10 +226,14 @@ class Job:
         if self.args.json:
             print_json({**preview.to_json(), "refused_types": self.refused_types}, self.out)
         else:
+            from rich.console import Console
+
+            from .show import print_preview
+
             print_preview(preview, Console(file=self.out, highlight=False))
         return EXIT_OK
 
-    def watching(self, progress: RunProgress) -> Any:
+    def watching(self, progress: Callable[[RunReport], Any]) -> Any:
         """A progress callback that also keeps the latest report."""
 
         def on_progress(report: RunReport) -> None:
@@ -310,6 +303,10 @@ class Job:
         return EXIT_OK
 
 
+def _unseen(report: RunReport) -> None:
+    """The progress of a run whose stderr is not a terminal: nothing is drawn."""
+
+
 @dataclass(frozen=True)
 class Command:
     """One command: its batch function through the sync and the async API (each given
@@ -328,20 +325,20 @@ COMMANDS: dict[str, Command] = {
     "scan": Command(Job.repair, Job.arepair, Job.finished),
     "repair": Command(Job.repair, Job.arepair, Job.finished),
     "undo": Command(
-        lambda job, saver: undo_run(saver, job.args.run, **job.undo_settings()),
-        lambda job, saver: aundo_run(saver, job.args.run, **job.undo_settings()),
+        lambda job, saver: batch.undo_run(saver, job.args.run, **job.undo_settings()),
+        lambda job, saver: batch.aundo_run(saver, job.args.run, **job.undo_settings()),
         Job.undone,
     ),
     "show": Command(
-        lambda job, saver: preview_thread(saver, job.args.thread, **job.show_settings()),
-        lambda job, saver: apreview_thread(saver, job.args.thread, **job.show_settings()),
+        lambda job, saver: batch.preview_thread(saver, job.args.thread, **job.show_settings()),
+        lambda job, saver: batch.apreview_thread(saver, job.args.thread, **job.show_settings()),
         Job.shown,
     ),
     "types": Command(
-        lambda job, saver: inventory_types(saver, **job.types_settings()),
-        lambda job, saver: ainventory_types(saver, **job.types_settings()),
+        lambda job, saver: batch.inventory_types(saver, **job.types_settings()),
+        lambda job, saver: batch.ainventory_types(saver, **job.types_settings()),
         Job.listed,
     ),
-    "migrate": Command(lambda job, saver: migrate(saver), _no_async_migrate, Job.migrated),
+    "migrate": Command(lambda job, saver: batch.migrate(saver), _no_async_migrate, Job.migrated),
 }
 """Each command of `langgraph-repair`, one to one with the package's batch functions."""

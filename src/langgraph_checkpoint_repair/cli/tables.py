@@ -1,19 +1,18 @@
 """Tables for people: Rich lays them out to the terminal's width, measures CJK text as
 two cells and folds very long ids; every cell is made one line first, so tabs and
 newlines in ids cannot break a row. Written to a file or a pipe, rows are not folded:
-one line per row, for grep."""
+one line per row, for grep. Rich is imported by the first table: `--json` and `--list`
+print none."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TextIO
-
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, TextIO
 
 from .cells import one_line
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def print_table(
@@ -24,6 +23,10 @@ def print_table(
     width: int | None = None,
 ) -> None:
     """Rows under an optional header; without a header, a plain two-space layout."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(
         box=box.SIMPLE_HEAD if header else None,
         show_header=header is not None,
@@ -44,6 +47,8 @@ UNFOLDED = 4096
 
 def console(out: TextIO, width: int | None = None) -> Console:
     """A console writing to `out`, colour only where it is a terminal."""
+    from rich.console import Console
+
     if width is None and not out.isatty():
         width = UNFOLDED
     return Console(file=out, highlight=False, soft_wrap=False, width=width)

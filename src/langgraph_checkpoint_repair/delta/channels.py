@@ -27,10 +27,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, CheckpointTuple
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from ..compatibility import features
-from ..compatibility.features import HAS_DELTA_CHANNELS
 from .chains import VerifiedChains, adelta_history, delta_history
 
 if TYPE_CHECKING:
@@ -52,19 +50,22 @@ def snapshot_value(value: Any) -> Any:
 
 
 def is_snapshot(value: Any) -> bool:
-    return HAS_DELTA_CHANNELS and isinstance(value, features._DeltaSnapshot)
+    snapshot = features.DELTA_SNAPSHOT
+    return snapshot is not None and isinstance(value, snapshot) and features.has_delta_channels()
 
 
 def as_snapshot(value: Any) -> _DeltaSnapshot:
-    return features._DeltaSnapshot(value)
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+    return _DeltaSnapshot(value)
 
 
 def _counted(tup: CheckpointTuple) -> Collection[str]:
     """The channels whose updates since their last snapshot the metadata counts."""
-    if not HAS_DELTA_CHANNELS:
-        return {}
     counters: Any = (tup.metadata or {}).get(COUNTERS_KEY) or {}
-    return counters if isinstance(counters, dict) else {}
+    if not isinstance(counters, dict) or not counters:
+        return {}
+    return counters if features.has_delta_channels() else {}
 
 
 def delta_channel_names(tup: CheckpointTuple) -> set[str]:
@@ -81,13 +82,12 @@ def channels_to_rebuild(tup: CheckpointTuple, names: Collection[str] | None) -> 
     metadata counts its updates since the last snapshot. Without delta channels
     in LangGraph, none.
     """
-    if not HAS_DELTA_CHANNELS:
-        return []
     checkpoint = tup.checkpoint
     values = checkpoint.get("channel_values") or {}
     versions = checkpoint.get("channel_versions") or {}
     candidates = names if names is not None else _counted(tup)
-    return [name for name in candidates if name in versions and name not in values]
+    found = [name for name in candidates if name in versions and name not in values]
+    return found if found and features.has_delta_channels() else []
 
 
 def messages_reducer(state: Sequence[Any] | None, writes: Sequence[Any]) -> list[BaseMessage]:
@@ -108,7 +108,7 @@ def messages_reducer(state: Sequence[Any] | None, writes: Sequence[Any]) -> list
     if cut is not None:
         state, flat = [], flat[cut + 1 :]
     base = state if isinstance(state, list) else list(state or [])  # it copies, not edits
-    reduced: list[Any] = features._messages_delta_reducer(base, [flat])
+    reduced: list[Any] = _parts().messages_reducer(base, [flat])
     return reduced
 
 
@@ -135,6 +135,8 @@ def _is_plain_message_class(cls: type) -> bool:
 
 
 def _is_remove_all(item: Any) -> bool:
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES  # the graph runtime, loaded late
+
     if isinstance(item, RemoveMessage):
         return item.id == REMOVE_ALL_MESSAGES
     return (
@@ -142,6 +144,14 @@ def _is_remove_all(item: Any) -> bool:
         and item.get("type") == "remove"
         and item.get("id") == REMOVE_ALL_MESSAGES
     )
+
+
+def _parts() -> features.DeltaParts:
+    """LangGraph's delta channel pieces, on a path that only a delta channel opens."""
+    parts = features.delta_parts()
+    if parts is None:  # pragma: no cover - every caller checked has_delta_channels first
+        raise RuntimeError("delta channels need langgraph 1.2 and langgraph-checkpoint 4")
+    return parts
 
 
 def rebuild_messages(history: DeltaChannelHistory) -> list[BaseMessage] | None:
@@ -163,7 +173,7 @@ def rebuild_messages(history: DeltaChannelHistory) -> list[BaseMessage] | None:
     typed = typed_state and _all_typed_writes(values)
     if not typed and not all(_is_message_write(value) for value in values):
         return None
-    channel: Any = features.DeltaChannel(messages_reducer).from_checkpoint(seed)
+    channel: Any = _parts().channel(messages_reducer).from_checkpoint(seed)
     channel.replay_writes(writes)
     value = channel.value
     if typed or _holds_messages(value):  # messages in, messages out
@@ -197,7 +207,7 @@ def _all_typed_writes(values: list[Any]) -> bool:
 
 
 def _is_message_write(value: Any) -> bool:
-    is_overwrite, overwritten = features._get_overwrite(value)
+    is_overwrite, overwritten = _parts().get_overwrite(value)
     if is_overwrite:
         return overwritten is None or _holds_message_likes(overwritten)
     if isinstance(value, (list, tuple)) and not _is_message_like(value):

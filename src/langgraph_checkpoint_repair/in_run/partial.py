@@ -22,7 +22,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import PregelTask, Send
 
-from ..compatibility.features import HAS_TASK_STATUSES, installed_version
+from ..compatibility.features import has_task_statuses, installed_version
 from .cancel_plan import CancelPlan, CannotCancel
 
 PUSH = "__pregel_push"
@@ -76,7 +76,7 @@ def _refuse_kept_interrupts(interrupted: list[str], cancelled: set[str]) -> None
     and the resume would still ask for it: refuse rather than leave a thread that cannot
     resume with a single value."""
     waiting = [call_id for call_id in interrupted if call_id in cancelled]
-    if waiting and not HAS_TASK_STATUSES:
+    if waiting and not has_task_statuses():
         raise CannotCancel(
             f"calls {waiting} wait on an interrupt, and langgraph "
             f"{installed_version('langgraph')} keeps it pending after its result is recorded; "

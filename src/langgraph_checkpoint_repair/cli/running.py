@@ -1,0 +1,128 @@
+"""A parsed command, run: its store opened as it must be, its work done, every failure
+turned into one line and an exit code. Imported only once the arguments parse, so
+`--help`, `--version` and a mistyped option never load a store's driver."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import sys
+from typing import TextIO
+
+from .. import metrics
+from ..batch import StoreLost
+from ..decoding.strict import quiet_langgraph_notices
+from ..stores import StoreNotReady
+from ..targets import AsyncFactory, TargetError, parse_target
+from ..targets.redact import RedactingFilter, scrub
+from .arguments import UsageError, allowed_types, run_options
+from .exits import EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, output_closed, print_error
+from .jobs import Job
+from .stopping import StopRequest, stop_on_signals
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Run one parsed command; return its exit code."""
+    job: Job | None = None
+    try:
+        logging.basicConfig(level=_log_level(args.verbose), stream=sys.stderr)
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(RedactingFilter())
+        quiet_langgraph_notices()
+        metrics.record_only_if_exported()
+        if not args.verbose:
+            # The pool's failed attempts to connect are retried; a store that stays
+            # gone ends the run with one line of ours, so they are not the operator's.
+            logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+        parse_target(args.target)
+        args.allowed_types = allowed_types(args)
+        options = run_options(args) if args.command in ("scan", "repair") else None
+        # scan, repair and undo stop gently on a signal; migrate keeps the defaults
+        gentle = options is not None or args.command == "undo"
+        signals = stop_on_signals() if gentle else contextlib.nullcontext(StopRequest())
+        with signals as stop:
+            job = Job(args, options, out, stop)
+            return _open_and_run(job)
+    except BrokenPipeError:
+        return output_closed(out)
+    except (UsageError, TargetError, StoreNotReady) as error:
+        return _error(str(error), job)
+    except StoreLost as error:
+        return _lost(error, job)
+    except ValueError as error:  # a bad value, unless the run had already written
+        return _store_failure(error, job) if job and job.written else _error(str(error), job)
+    except KeyboardInterrupt:
+        _end_stream(job)
+        print("langgraph-repair: interrupted; run the command again to finish", file=sys.stderr)
+        return EXIT_SIGINT
+    except Exception as error:  # the store failed as a whole (locked, no permission, ...)
+        return _store_failure(error, job)
+
+
+def _open_and_run(job: Job) -> int:
+    try:
+        return job.open_and_run()
+    except AsyncFactory:  # raised before anything was opened: open it the async way
+        return asyncio.run(job.aopen_and_run())
+
+
+def _error(message: str, job: Job | None = None) -> int:
+    _end_stream(job)
+    return print_error(message)
+
+
+def _end_stream(job: Job | None) -> None:
+    """What `scan --list` or `scan --json` wrote before a failure ends as documented."""
+    if job is not None:
+        job.end_stream()
+
+
+STORE_HINTS = {
+    "LockNotAvailable": "a table is locked by another session (gave up waiting)",
+    "InsufficientPrivilege": "the database role lacks a privilege",
+    "QueryCanceled": "a statement ran too long (statement_timeout)",
+}
+
+
+def _store_failure(error: Exception, job: Job | None) -> int:
+    """One line naming what failed; exit 1 when some repairs were already written."""
+    kind = type(error).__name__
+    text = scrub(_server_message(error) or kind)
+    hint = STORE_HINTS.get(kind, kind)
+    done = job.written if job is not None else 0
+    if job is not None and job.report is not None and done:
+        job.print_report(job.report)  # what the run did before the store failed
+        print(
+            f"langgraph-repair: error: {hint}: {text} (after {done} repairs; "
+            "run the command again to finish)",
+            file=sys.stderr,
+        )
+        return EXIT_THREAD_FAILED
+    return _error(f"{hint}: {text}", job)
+
+
+def _server_message(error: Exception) -> str:
+    """The server's own message where the driver has it, else the error's first line.
+    libpq ends its text with ` at character N` when it lacks the statement's text (a
+    prepared statement planned again), which says nothing to an operator."""
+    primary = getattr(getattr(error, "diag", None), "message_primary", None)
+    text = primary if isinstance(primary, str) and primary.strip() else str(error)
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _lost(error: StoreLost, job: Job | None) -> int:
+    """The store went away mid-run: the summary so far, one line; exit 1 after writes."""
+    done = 0
+    if job is not None:
+        job.report = error.report
+        done = job.written
+        job.print_report(error.report)
+    after = f" (after {done} repairs; run the command again to finish)" if done else ""
+    print(f"langgraph-repair: error: lost the database: {error}{after}", file=sys.stderr)
+    return EXIT_THREAD_FAILED if done else EXIT_USAGE
+
+
+def _log_level(verbose: int) -> int:
+    return logging.WARNING if not verbose else logging.INFO if verbose == 1 else logging.DEBUG
