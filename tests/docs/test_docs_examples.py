@@ -16,8 +16,9 @@ fresh PostgreSQL schema, as tests/conftest.py makes one per test). Shell blocks 
 bash with `set -euo pipefail` and `langgraph-repair` on PATH; YAML and JSON blocks must
 parse; SQL blocks run on PostgreSQL in a fresh schema, with their role names made
 unique, and each role must then do what it was granted: `scan`, and `repair` for a role
-granted INSERT. A text block right after a Python block that printed must show what it
-printed.
+granted INSERT (with `--policy stale_resume=keep` where it was not granted DELETE on the
+pending writes: the read-mostly policy). A text block right after a Python block that
+printed must show what it printed.
 """
 
 from __future__ import annotations
@@ -116,6 +117,8 @@ def run_sql(example: Any) -> None:
 
     sql = re.sub(r"TO (\w+)", unique, example.parsed)
     writers = {roles[name] for name in re.findall(r"GRANT INSERT [^;]* TO (\w+);", example.parsed)}
+    deleting = r"GRANT [^;]*DELETE ON [^;]*checkpoint_writes[^;]* TO (\w+);"
+    deleters = {roles[name] for name in re.findall(deleting, example.parsed)}
     separator = "&" if "?" in server else "?"
     uri = f"{server}{separator}options={quote(f'-c search_path={schema}')}"
     cli = str(Path(sys.executable).parent / "langgraph-repair")
@@ -132,7 +135,9 @@ def run_sql(example: Any) -> None:
             owner.execute(sql)
             for role in roles.values():
                 as_role = uri.replace("//postgres@", f"//{role}@", 1)
-                commands = [["scan"], *([["repair", "--min-idle", "0"]] if role in writers else [])]
+                policy = [] if role in deleters else ["--policy", "stale_resume=keep"]
+                repair = ["repair", "--min-idle", "0", *policy]
+                commands = [["scan"], *([repair] if role in writers else [])]
                 for command in commands:
                     done = subprocess.run([cli, *command, as_role], capture_output=True, text=True)
                     assert done.returncode == 0, f"{command[0]} as {role}: {done.stderr}"

@@ -3,9 +3,6 @@ running the command in a child process. Only `migrate` needs CREATE."""
 
 from __future__ import annotations
 
-import subprocess
-import uuid
-from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
 import psycopg
@@ -20,24 +17,16 @@ from tests.support.cli_runs import last_json, postgres_rows, run_cli
 from tests.support.histories import ai, human
 from tests.support.integrity_threads import brick_with_nul
 from tests.support.nul_rows import pending_writes, postgres_saver
+from tests.support.roles import (
+    LOOK_GRANTS,
+    WRITE_GRANTS,
+    MakeRole,
+    migrated,
+    one_line_error,
+)
 from tests.support.seeding import put_in_namespace
 from tests.support.stores import Store
 
-LANGGRAPH_TABLES = "checkpoints, checkpoint_blobs, checkpoint_writes"
-AUDIT_TABLES = (
-    "langgraph_repair_migrations, langgraph_repair_runs, langgraph_repair_threads, "
-    "langgraph_repair_rewrites"
-)
-LOOK_GRANTS = [f"GRANT SELECT ON {LANGGRAPH_TABLES}"]
-WRITE_GRANTS = [
-    f"GRANT SELECT ON {LANGGRAPH_TABLES}, {AUDIT_TABLES}",
-    "GRANT INSERT ON checkpoints, checkpoint_blobs, langgraph_repair_runs, "
-    "langgraph_repair_threads, langgraph_repair_rewrites",
-    "GRANT UPDATE ON checkpoints, checkpoint_writes, langgraph_repair_runs",
-    "GRANT INSERT, DELETE ON checkpoint_writes",
-]
-
-MakeRole = Callable[[list[str]], str]
 BROKEN_THREADS = ["bricked-0", "bricked-1"]
 
 
@@ -51,43 +40,6 @@ async def broken_postgres(pg_uri: str) -> str:
             await put_in_namespace(store, thread_id, "", [human("a"), ai("a1", "c1"), human("b")])
         await put_in_namespace(store, "clean", "", [human("a"), ai("a1", text="hello")])
     return pg_uri
-
-
-@pytest.fixture
-def make_role(pg_uri: str) -> Iterator[MakeRole]:
-    """A function making a LOGIN role granted `grants` (each "GRANT ... ON tables") in the
-    test's schema, and returning a DSN that connects as it; every role is dropped after."""
-    schema = urlsplit(pg_uri).query.rsplit("search_path%3D", 1)[-1]
-    roles: list[str] = []
-
-    def make(grants: list[str]) -> str:
-        role = f"repair_role_{uuid.uuid4().hex[:10]}"
-        roles.append(role)
-        with psycopg.connect(pg_uri, autocommit=True) as conn:
-            conn.execute(f"CREATE ROLE {role} LOGIN")
-            conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
-            for grant in grants:
-                conn.execute(f"{grant} TO {role}")
-        return pg_uri.replace("//postgres@", f"//{role}@", 1)
-
-    yield make
-    with psycopg.connect(pg_uri, autocommit=True) as conn:
-        for role in roles:
-            conn.execute(f"DROP OWNED BY {role}")
-            conn.execute(f"DROP ROLE {role}")
-
-
-def migrated(uri: str) -> None:
-    result = run_cli("migrate", uri)
-    assert result.returncode == 0, result.stderr
-
-
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
-    """The run's only stderr line, after checking it stopped as a usage error (exit 2)."""
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 LOOKS = [
@@ -150,7 +102,6 @@ def test_without_migrate_repair_asks_for_it_and_writes_nothing(
         ("REVOKE INSERT ON langgraph_repair_threads", "INSERT on langgraph_repair_threads"),
         ("REVOKE UPDATE ON checkpoint_writes", "UPDATE on checkpoint_writes"),
         ("REVOKE DELETE ON checkpoint_writes", "DELETE on checkpoint_writes"),
-        ("REVOKE INSERT ON checkpoint_writes", "INSERT on checkpoint_writes"),
         ("REVOKE INSERT ON langgraph_repair_rewrites", "INSERT on langgraph_repair_rewrites"),
     ],
 )

@@ -21,7 +21,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..decisions.rewind import undone_by_copy
-from ..decisions.rewrites import by_checkpoint
+from ..decisions.rewrites import by_checkpoint, undo_changes
 from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, load_rebuilt
 from ..stores import AsyncThreadStore, RepairEntry, ThreadStore, astore_for, store_for
@@ -80,7 +80,7 @@ class _SyncUndo:
         entries = list(store.repairs_of(report.undo_of))
         rewrites = store.rewrites_of(report.undo_of)
         known_repairs(report.undo_of, entries, rewrites)
-        store.ready_to_write()
+        store.ready_to_write(undo_changes(rewrites))
         store.begin_run(report.run_id, "undo", {"undo_of": report.undo_of})
         for entry in entries:
             if self.ledger.stopping():
@@ -127,7 +127,7 @@ class _AsyncUndo:
         entries = [entry async for entry in store.repairs_of(report.undo_of)]
         rewrites = await store.rewrites_of(report.undo_of)
         known_repairs(report.undo_of, entries, rewrites)
-        await store.ready_to_write()
+        await store.ready_to_write(undo_changes(rewrites))
         await store.begin_run(report.run_id, "undo", {"undo_of": report.undo_of})
         for entry in entries:
             if self.ledger.stopping():

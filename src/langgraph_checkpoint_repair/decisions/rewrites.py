@@ -168,6 +168,36 @@ def by_checkpoint(writes: Iterable[WriteRewrite]) -> Iterator[tuple[WriteRewrite
 Params = tuple[Any, ...]
 
 
+@dataclass(frozen=True)
+class InPlaceChanges:
+    """What a run may do to pending-write rows that already exist, beside appending
+    checkpoints: what, on PostgreSQL, asks its role for UPDATE, DELETE or INSERT on
+    the writes table. A run is checked for exactly these before it writes anything."""
+
+    update: bool = False
+    """Rewrite a write's bytes (text holding U+0000, or undoing that)."""
+    delete: bool = False
+    """Delete a write (a stale answer dropped)."""
+    insert: bool = False
+    """Insert a deleted write again (undoing a dropped answer)."""
+
+
+def repair_changes(stale_resume: str) -> InPlaceChanges:
+    """A repair run's: text holding U+0000 is always rewritten; a stale answer is deleted
+    unless the policy keeps it (`stale_resume=keep`)."""
+    return InPlaceChanges(update=True, delete=stale_resume == "drop")
+
+
+def undo_changes(writes: Iterable[WriteRewrite]) -> InPlaceChanges:
+    """An undo's, read off what the run it undoes changed: its rewritten bytes are put
+    back, its deleted writes inserted again."""
+    listed = list(writes)
+    return InPlaceChanges(
+        update=any(w.original is not None and w.rewritten is not None for w in listed),
+        insert=any(w.rewritten is None for w in listed),
+    )
+
+
 def changes(writes: Iterable[WriteRewrite]) -> tuple[list[Params], list[Params], list[Params]]:
     """The parameters giving each write its rewritten state: its new bytes (value, key),
     none (key), or, undoing a delete, its row again (key, channel, type, value): what a

@@ -26,7 +26,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from ..decisions.plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
 from ..decisions.races import Planned, Stored, WriteOutcome, head_moved, settled, thread_key
 from ..decisions.rewind import RowCopy, Rung
-from ..decisions.rewrites import RewritePlan, WriteRewrite
+from ..decisions.rewrites import InPlaceChanges, RewritePlan, WriteRewrite
 from ..decoding.integrity import StoredValue
 from .base import Head, RepairEntry, Selection, entry_from_metadata
 from .claims import claim
@@ -184,7 +184,7 @@ class GenericStore:
     def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
         raise NotImplementedError("the saver's API cannot copy a checkpoint as stored")
 
-    def ready_to_write(self) -> None:
+    def ready_to_write(self, changes: InPlaceChanges) -> None:
         """Nothing to check: the saver's API is all a run uses."""
 
     def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:
@@ -306,7 +306,7 @@ class AsyncGenericStore:
     async def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
         raise NotImplementedError("the saver's API cannot copy a checkpoint as stored")
 
-    async def ready_to_write(self) -> None:
+    async def ready_to_write(self, changes: InPlaceChanges) -> None:
         """Nothing to check: the saver's API is all a run uses."""
 
     async def begin_run(self, run_id: str, command: str, arguments: dict[str, Any]) -> None:

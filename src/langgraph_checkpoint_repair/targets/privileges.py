@@ -3,12 +3,14 @@
 Only `migrate` runs DDL (and needs CREATE on the schema, once, as the tables'
 owner). A look (scan, show, a dry run) reads LangGraph's three tables. A run
 that writes (repair, undo) also appends checkpoints (`PostgresSaver.put`:
-an upsert into `checkpoints`, an insert into `checkpoint_blobs`), rewrites
-pending writes holding U+0000 in place (an update of `checkpoint_writes`, its
-rows locked while compared), deletes a stale answer's write (and undo inserts it
-again) and records itself in the audit tables. The
-advisory locks a run takes need no privilege. The check reads the catalog
-only (`to_regclass`, `has_table_privilege`).
+an upsert into `checkpoints`, an insert into `checkpoint_blobs`) and records
+itself in the audit tables. What it does to pending writes that exist follows its
+policy (`decisions.rewrites.InPlaceChanges`): UPDATE where text holding U+0000 is
+rewritten (or put back), DELETE where a stale answer may be dropped (never with
+`stale_resume=keep`), INSERT where undo puts a dropped answer back; each change
+compares the bytes as it makes them, so no row is locked for UPDATE. The advisory
+locks a run takes need no privilege. The check reads the catalog only
+(`to_regclass`, `has_table_privilege`).
 """
 
 from __future__ import annotations
@@ -29,15 +31,31 @@ LOOK_NEEDS: Needs = {
     "checkpoint_blobs": ("SELECT",),
     "checkpoint_writes": ("SELECT",),
 }
-WRITE_NEEDS: Needs = {
+APPEND_NEEDS: Needs = {
     "checkpoints": ("SELECT", "INSERT", "UPDATE"),
     "checkpoint_blobs": ("SELECT", "INSERT"),
-    "checkpoint_writes": ("SELECT", "INSERT", "UPDATE", "DELETE"),
+    "checkpoint_writes": ("SELECT",),
     "langgraph_repair_migrations": ("SELECT",),
     "langgraph_repair_runs": ("SELECT", "INSERT", "UPDATE"),
     "langgraph_repair_threads": ("SELECT", "INSERT"),
-    "langgraph_repair_rewrites": ("SELECT", "INSERT"),
+    "langgraph_repair_rewrites": ("SELECT",),
 }
+"""What every writing run needs: append checkpoints (PostgreSQL's upsert asks for
+UPDATE on `checkpoints` even where it only inserts) and keep its audit."""
+
+
+def write_needs(*, update: bool, delete: bool, insert: bool) -> Needs:
+    """What a writing run needs, given what it may do to existing pending writes."""
+    wanted = {"INSERT": insert, "UPDATE": update, "DELETE": delete}
+    on_writes = [privilege for privilege, needed in wanted.items() if needed]
+    recorded = update or delete  # the original bytes, kept for undo
+    return {
+        **APPEND_NEEDS,
+        "checkpoint_writes": ("SELECT", *on_writes),
+        "langgraph_repair_rewrites": ("SELECT", "INSERT") if recorded else ("SELECT",),
+    }
+
+
 MIGRATE = "run `langgraph-repair migrate` on this target once, as the owner of the tables"
 AUDIT_MISSING = f"the audit tables are missing: {MIGRATE} (it needs CREATE on the schema)"
 

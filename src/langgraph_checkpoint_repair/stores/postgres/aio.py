@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import psycopg
@@ -19,6 +20,7 @@ from ...decisions.plan import Assessment, NewCheckpoint
 from ...decisions.races import Planned, WriteOutcome, Written, head_left, sibling_key, thread_key
 from ...decisions.rewind import RowCopy, Rung
 from ...decisions.rewrites import (
+    InPlaceChanges,
     RestoreOutcome,
     RewritePlan,
     WriteRewrite,
@@ -212,7 +214,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         applied = {row[0] for row in await self._rows(sql.APPLIED_SQL)} if state[1] else None
         return privileges.audit_step(state, applied, sql.known_versions())
 
-    async def ready_to_write(self) -> None:
+    async def ready_to_write(self, changes: InPlaceChanges) -> None:
         """The twin of `PostgresStore.ready_to_write`."""
         await self._rows(sql.PROBE_SQL)
         step = await self._audit_step()
@@ -220,7 +222,7 @@ class AsyncPostgresStore(AsyncGenericStore):
             await self.migrate()
         elif step is not None:
             raise StoreNotReady(step)
-        needs = privileges.check_query(privileges.WRITE_NEEDS)
+        needs = privileges.check_query(privileges.write_needs(**asdict(changes)))
         problem = privileges.problem(await self._rows(*needs))
         if problem is not None:
             raise StoreNotReady(problem)
@@ -298,19 +300,23 @@ class AsyncPostgresStore(AsyncGenericStore):
 
     async def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
         """The twin of `PostgresStore.rewrite_writes`."""
-        async with self._connection() as conn, conn.transaction():
-            await conn.execute(GENTLE_SQL)
-            moved = await self._claim(conn, plan, None)
-            if moved is None:
-                current = await self._current_blobs(conn, plan.writes)
-                moved = before_rewriting(current, plan)
-            if moved is not None:
-                return moved
-            await conn.execute(sql.RECORD_REPAIR_SQL, rw.audit_row(run_id, plan))
-            async with conn.cursor() as cursor:
-                await cursor.executemany(rw.RECORD_REWRITE_SQL, audit_rows(run_id, plan))
-                for statement, params in rw.statements(plan.writes):
-                    await cursor.executemany(statement, params)
+        try:
+            async with self._connection() as conn, conn.transaction():
+                await conn.execute(GENTLE_SQL)
+                moved = await self._claim(conn, plan, None)
+                if moved is None:
+                    current = await self._current_blobs(conn, plan.writes)
+                    moved = before_rewriting(current, plan)
+                if moved is not None:
+                    return moved
+                await conn.execute(sql.RECORD_REPAIR_SQL, rw.audit_row(run_id, plan))
+                async with conn.cursor() as cursor:
+                    await cursor.executemany(rw.RECORD_REWRITE_SQL, audit_rows(run_id, plan))
+                    for statement, params in rw.statements(plan.writes):
+                        await cursor.executemany(statement, params)
+                        rw.check_changed(cursor.rowcount, params)
+        except rw.WritesChanged:
+            return "moved_on"  # an application wrote one since the look
         return "repaired"
 
     async def _current_blobs(
@@ -332,15 +338,19 @@ class AsyncPostgresStore(AsyncGenericStore):
 
     async def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[RestoreOutcome]:
         """The twin of `PostgresStore.restore_writes`."""
-        async with self._connection() as conn, conn.transaction():
-            await conn.execute(GENTLE_SQL)
-            if not await self._lock(conn, writes[0]):
-                return ["claimed"] * len(writes)
-            current = await self._current_blobs(conn, writes)
-            outcomes, back = restoring(writes, current)
-            async with conn.cursor() as cursor:
-                for statement, params in rw.statements(back):
-                    await cursor.executemany(statement, params)
+        try:
+            async with self._connection() as conn, conn.transaction():
+                await conn.execute(GENTLE_SQL)
+                if not await self._lock(conn, writes[0]):
+                    return ["claimed"] * len(writes)
+                current = await self._current_blobs(conn, writes)
+                outcomes, back = restoring(writes, current)
+                async with conn.cursor() as cursor:
+                    for statement, params in rw.statements(back):
+                        await cursor.executemany(statement, params)
+                        rw.check_changed(cursor.rowcount, params)
+        except rw.WritesChanged:
+            return ["moved_on"] * len(writes)  # an application wrote one since the look
         return outcomes
 
     async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:

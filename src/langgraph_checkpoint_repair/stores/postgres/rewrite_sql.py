@@ -2,29 +2,37 @@
 and async PostgreSQL stores.
 
 A rewrite is one transaction: the thread's repair lock (`base.CLAIM_SQL`), the head
-checked, each write's row locked and its bytes compared with what was read (an
-application write since then wins: nothing is changed), the audit rows, then the
-update, or the delete of a write whose rewrite is none (a stale answer). Undo takes
-the same lock and restores only rows still as the repair left them: bytes still as
-rewritten, or a deleted write's slot still empty (it is inserted again).
+checked, each write's bytes compared with what was read (an application write since
+then wins: nothing is changed), the audit rows, then the update, or the delete of a
+write whose rewrite is none (a stale answer). Undo takes the same lock and restores
+only rows still as the repair left them: bytes still as rewritten, or a deleted
+write's slot still empty (it is inserted again).
+
+Each change is a compare-and-set: the update and the delete name the bytes they
+expect, the insert does nothing where the slot is taken, and a statement that
+changes fewer rows than it was given (an application wrote in between) undoes the
+whole transaction. No row is locked with `SELECT ... FOR UPDATE`, which PostgreSQL
+grants only with UPDATE: a run that may only drop stale answers needs DELETE, not
+UPDATE.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
 from ...decisions.rewrites import Params, RewritePlan, WriteRewrite, changes
 
 _KEY = "thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id = %s AND idx = %s"
-CURRENT_BLOB_SQL = f"SELECT blob FROM checkpoint_writes WHERE {_KEY} FOR UPDATE"
-UPDATE_BLOB_SQL = f"UPDATE checkpoint_writes SET blob = %s WHERE {_KEY}"
-DELETE_WRITE_SQL = f"DELETE FROM checkpoint_writes WHERE {_KEY}"
+CURRENT_BLOB_SQL = f"SELECT blob FROM checkpoint_writes WHERE {_KEY}"
+UPDATE_BLOB_SQL = f"UPDATE checkpoint_writes SET blob = %s WHERE {_KEY} AND blob = %s"
+DELETE_WRITE_SQL = f"DELETE FROM checkpoint_writes WHERE {_KEY} AND blob = %s"
 INSERT_WRITE_SQL = """
 INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel,
     type, blob)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"""
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT DO NOTHING"""
 RECORD_REWRITE_SQL = """
 INSERT INTO langgraph_repair_rewrites
     (run_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type,
@@ -46,8 +54,30 @@ def audit_row(run_id: str, plan: RewritePlan) -> tuple[Any, ...]:
     return (run_id, plan.thread_id, plan.checkpoint_ns, head, head, actions)
 
 
-def statements(writes: Iterable[WriteRewrite]) -> list[tuple[str, list[Params]]]:
+class WritesChanged(Exception):
+    """A compared statement found a write no longer as read: the transaction is undone."""
+
+
+def statements(writes: Sequence[WriteRewrite]) -> list[tuple[str, list[Params]]]:
     """The statements giving each write its rewritten state (`decisions.rewrites.changes`),
-    with their parameters: its new bytes, none, or, undoing a delete, its row again."""
-    found = zip((UPDATE_BLOB_SQL, DELETE_WRITE_SQL, INSERT_WRITE_SQL), changes(writes), strict=True)
+    with their parameters: its new bytes, none, or, undoing a delete, its row again; an
+    update and a delete also name the bytes they expect to find."""
+    updates, deletes, inserts = changes(writes)
+    replaced = [
+        write.original
+        for write in writes
+        if write.original is not None and write.rewritten is not None
+    ]
+    dropped = [write.original for write in writes if write.rewritten is None]
+    found = (
+        (UPDATE_BLOB_SQL, [(*row, before) for row, before in zip(updates, replaced, strict=True)]),
+        (DELETE_WRITE_SQL, [(*key, before) for key, before in zip(deletes, dropped, strict=True)]),
+        (INSERT_WRITE_SQL, inserts),
+    )
     return [(statement, params) for statement, params in found if params]
+
+
+def check_changed(rowcount: int, params: Sequence[Params]) -> None:
+    """Every row a compared statement was given changed, or `WritesChanged`."""
+    if rowcount != len(params):
+        raise WritesChanged

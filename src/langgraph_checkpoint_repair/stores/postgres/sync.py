@@ -6,6 +6,7 @@ import contextlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from typing import Any
 
 import psycopg
@@ -19,6 +20,7 @@ from ...decisions.plan import Assessment, NewCheckpoint
 from ...decisions.races import Planned, WriteOutcome, Written, head_left, sibling_key, thread_key
 from ...decisions.rewind import RowCopy, Rung
 from ...decisions.rewrites import (
+    InPlaceChanges,
     RestoreOutcome,
     RewritePlan,
     WriteRewrite,
@@ -204,7 +206,7 @@ class PostgresStore(GenericStore):
         applied = {row[0] for row in self._rows(sql.APPLIED_SQL)} if state[1] else None
         return privileges.audit_step(state, applied, sql.known_versions())
 
-    def ready_to_write(self) -> None:
+    def ready_to_write(self, changes: InPlaceChanges) -> None:
         """The audit tables current (applied here only when the role may create them) and
         every privilege a writing run needs held; `StoreNotReady` before any write."""
         self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
@@ -213,7 +215,8 @@ class PostgresStore(GenericStore):
             self.migrate()
         elif step is not None:
             raise StoreNotReady(step)
-        problem = privileges.problem(self._rows(*privileges.check_query(privileges.WRITE_NEEDS)))
+        needs = privileges.write_needs(**asdict(changes))
+        problem = privileges.problem(self._rows(*privileges.check_query(needs)))
         if problem is not None:
             raise StoreNotReady(problem)
 
@@ -297,24 +300,28 @@ class PostgresStore(GenericStore):
     def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
         """Claim the thread, look at its head and each write's bytes again, record the
         original bytes and rewrite the writes in place: one transaction."""
-        with self._connection() as conn, conn.transaction():
-            conn.execute(GENTLE_SQL)
-            moved = self._claim(conn, plan, None)
-            if moved is None:
-                moved = before_rewriting(self._current_blobs(conn, plan.writes), plan)
-            if moved is not None:
-                return moved
-            conn.execute(sql.RECORD_REPAIR_SQL, rw.audit_row(run_id, plan))
-            with conn.cursor() as cursor:
-                cursor.executemany(rw.RECORD_REWRITE_SQL, audit_rows(run_id, plan))
-                for statement, params in rw.statements(plan.writes):
-                    cursor.executemany(statement, params)
+        try:
+            with self._connection() as conn, conn.transaction():
+                conn.execute(GENTLE_SQL)
+                moved = self._claim(conn, plan, None)
+                if moved is None:
+                    moved = before_rewriting(self._current_blobs(conn, plan.writes), plan)
+                if moved is not None:
+                    return moved
+                conn.execute(sql.RECORD_REPAIR_SQL, rw.audit_row(run_id, plan))
+                with conn.cursor() as cursor:
+                    cursor.executemany(rw.RECORD_REWRITE_SQL, audit_rows(run_id, plan))
+                    for statement, params in rw.statements(plan.writes):
+                        cursor.executemany(statement, params)
+                        rw.check_changed(cursor.rowcount, params)
+        except rw.WritesChanged:
+            return "moved_on"  # an application wrote one since the look
         return "repaired"
 
     def _current_blobs(
         self, conn: Connection[Any], writes: Sequence[WriteRewrite]
     ) -> list[bytes | None]:
-        """Each write's bytes now, its row locked until the transaction ends."""
+        """Each write's bytes now (each change compares them again as it is made)."""
         blobs: list[bytes | None] = []
         with conn.cursor(row_factory=tuple_row, binary=True) as cursor:
             for write in writes:
@@ -331,15 +338,19 @@ class PostgresStore(GenericStore):
     def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[RestoreOutcome]:
         """Put back the original bytes of one checkpoint's rewritten writes, each only
         where its bytes are still the rewrite's; the outcome of each, in order."""
-        with self._connection() as conn, conn.transaction():
-            conn.execute(GENTLE_SQL)
-            if not self._lock(conn, writes[0]):
-                return ["claimed"] * len(writes)
-            current = self._current_blobs(conn, writes)
-            outcomes, back = restoring(writes, current)
-            with conn.cursor() as cursor:
-                for statement, params in rw.statements(back):
-                    cursor.executemany(statement, params)
+        try:
+            with self._connection() as conn, conn.transaction():
+                conn.execute(GENTLE_SQL)
+                if not self._lock(conn, writes[0]):
+                    return ["claimed"] * len(writes)
+                current = self._current_blobs(conn, writes)
+                outcomes, back = restoring(writes, current)
+                with conn.cursor() as cursor:
+                    for statement, params in rw.statements(back):
+                        cursor.executemany(statement, params)
+                        rw.check_changed(cursor.rowcount, params)
+        except rw.WritesChanged:
+            return ["moved_on"] * len(writes)  # an application wrote one since the look
         return outcomes
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
