@@ -7,6 +7,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import psycopg
@@ -14,7 +15,9 @@ import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from langgraph_checkpoint_repair.batch import RunReport
 from tests.support import memory_target
+from tests.support.report_checks import assert_consistent
 from tests.support.seeding import Seeded, seed
 from tests.support.stores import Store, open_store
 
@@ -65,6 +68,22 @@ def other_pg_uri(postgres_server: str) -> Iterator[str]:
     """Another fresh schema of the same database, beside `pg_uri`'s."""
     with fresh_schema(postgres_server) as uri:
         yield uri
+
+
+@pytest.fixture(autouse=True, scope="session")
+def consistent_summaries() -> Iterator[None]:
+    """Every run summary the suite makes in-process agrees with itself (the property
+    `tests/support/report_checks.py` states), whatever the run found."""
+    summary = RunReport.to_json
+
+    def checked(report: RunReport) -> dict[str, Any]:
+        payload = summary(report)
+        assert_consistent(payload)
+        return payload
+
+    RunReport.to_json = checked  # type: ignore[method-assign]
+    yield
+    RunReport.to_json = summary  # type: ignore[method-assign]
 
 
 SAVER_KINDS = ["memory", "sqlite", "postgres", "amemory", "aiosqlite", "apostgres"]

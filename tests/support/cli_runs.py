@@ -15,6 +15,8 @@ from typing import Any
 
 import psycopg
 
+from tests.support.report_checks import assert_consistent
+
 REPO = Path(__file__).resolve().parents[2]
 CHILD = [sys.executable, "-m", "tests.support.cli_child"]
 
@@ -45,7 +47,9 @@ def start_cli(*argv: str, **env: str) -> subprocess.Popen[str]:
 
 
 def last_json(stdout: str) -> dict[str, Any]:
+    """The command's JSON object; a run's summary is checked to agree with itself."""
     parsed: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
+    assert_consistent(parsed)
     return parsed
 
 

@@ -192,12 +192,16 @@ class RunReport:
         rewritten: int = 0,
     ) -> None:
         """Count one assessed head that was not clean; `rewritten`: the head's pending
-        writes a repair rewrites in place, instead of writing a checkpoint."""
+        writes a repair rewrites in place, instead of writing a checkpoint. A head needs
+        repair when its history is broken or when the run has a repair for it, whatever
+        it repairs (a stale answer, text holding U+0000, an unreadable head): the heads
+        counted repaired, or in `actions`, are always among those counted needing it."""
         with self._lock:
-            if assessment.broken:
+            repairing = outcome in ("repaired", "would_repair")
+            if assessment.broken or repairing or any(assessment.actions.values()):
                 self.threads_needing_repair += 1
             self.findings.update({finding.code for finding in assessment.findings})
-            if outcome in ("repaired", "would_repair"):
+            if repairing:
                 self.threads_repaired += 1
                 self.writes_rewritten += rewritten
                 self.checkpoints_written += 0 if rewritten else 1

@@ -1,0 +1,36 @@
+"""The counters of a run's summary agree with each other, whatever the run found.
+
+Every `scan` and `repair` summary the suite makes is checked: in-process through
+`RunReport.to_json` (tests/conftest.py), in a child process through `last_json`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def inconsistencies(summary: Mapping[str, Any]) -> list[str]:
+    """What in a `scan` or `repair` summary disagrees with itself (none for other
+    commands' objects)."""
+    if "threads_needing_repair" not in summary:
+        return []
+    scanned = summary["threads_scanned"]
+    needing = summary["threads_needing_repair"]
+    repaired = summary["threads_repaired"]
+    actions = sum(summary["actions"].values())
+    found = []
+    if repaired > needing:
+        found.append(f"threads_repaired {repaired} > threads_needing_repair {needing}")
+    if needing > scanned:
+        found.append(f"threads_needing_repair {needing} > threads_scanned {scanned}")
+    if actions and not repaired:
+        found.append(f"{actions} actions, but no thread repaired")
+    if summary["writes_rewritten"] and not repaired:
+        found.append("writes rewritten, but no thread repaired")
+    return found
+
+
+def assert_consistent(summary: Mapping[str, Any]) -> None:
+    found = inconsistencies(summary)
+    assert not found, f"the summary disagrees with itself: {'; '.join(found)}: {summary}"
