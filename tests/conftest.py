@@ -76,8 +76,8 @@ def consistent_summaries() -> Iterator[None]:
     `tests/support/report_checks.py` states), whatever the run found."""
     summary = RunReport.to_json
 
-    def checked(report: RunReport) -> dict[str, Any]:
-        payload = summary(report)
+    def checked(self: RunReport) -> dict[str, Any]:
+        payload = summary(self)
         assert_consistent(payload)
         return payload
 
