@@ -138,7 +138,13 @@ async def test_shards_run_as_commands_repair_each_broken_head_once(pg_uri: str) 
 
 
 def scan_reads(uri: str, shard: tuple[int, int] | None) -> Reads:
-    """What one scan of `shard` (None: the whole store) read of the heads' table."""
+    """What a scan of `shard` (None: the whole store) reads of the heads' table: the
+    lesser of two scans, as the server's counters may also take in reads that are not
+    the scan's (autovacuum's, on a machine busy with other suites)."""
+    return min((one_scan_reads(uri, shard) for _ in range(2)), key=lambda read: read.tuples)
+
+
+def one_scan_reads(uri: str, shard: tuple[int, int] | None) -> Reads:
     with saver_on(uri) as saver:
         before = reads(uri, "checkpoints")
         repair_threads(saver, dry_run=True, shard=shard, min_idle=0)
