@@ -12,8 +12,11 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from langgraph_checkpoint_repair.batch import repair_threads
+from langgraph_checkpoint_repair import RepairPolicy
+from langgraph_checkpoint_repair.batch import arepair_threads, repair_threads
+from langgraph_checkpoint_repair.stores import StoreNotReady
 from langgraph_checkpoint_repair.stores.postgres import PostgresStore
 from langgraph_checkpoint_repair.targets import open_saver
 from tests.support.asking_graphs import answer_first, build, thread
@@ -71,6 +74,19 @@ def test_without_delete_a_role_repairs_and_undoes_keeping_stale_answers(
     assert stale_answers(asking_store) == answers
     assert undone.returncode == 0, undone.stderr
     assert last_json(undone.stdout)["threads_restored"] == 1
+
+
+async def test_the_async_store_asks_the_same(asking_store: str, make_role: MakeRole) -> None:
+    role = make_role(WITHOUT_DELETE)
+    before = postgres_rows(asking_store)
+
+    async with AsyncPostgresSaver.from_conn_string(role) as saver:
+        with pytest.raises(StoreNotReady, match="lacks DELETE on checkpoint_writes"):
+            await arepair_threads(saver, min_idle=0)
+        assert postgres_rows(asking_store) == before
+        kept = await arepair_threads(saver, min_idle=0, policy=RepairPolicy(stale_resume="keep"))
+
+    assert kept.threads_repaired == 1 and kept.writes_rewritten == 0
 
 
 def test_without_delete_the_default_policy_gets_one_line_and_writes_nothing(
