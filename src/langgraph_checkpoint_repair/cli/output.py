@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ..batch import RunReport, ThreadReport, TypeInventory, UndoReport
-from ..batch.report import thread_order
+from ..batch.report import RunReport, ThreadReport, UndoReport, thread_order
 from ..decoding.integrity import Finding
 from ..decoding.names import type_text
 from ..waiting import WaitingHead
 from .cells import one_line
 from .tables import print_table
+
+if TYPE_CHECKING:
+    from ..batch.inventory import TypeInventory
 
 THREAD_COLUMNS = ("thread", "namespace", "head checkpoint", "outcome", "actions")
 
