@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from .arguments import UsageError, parse
-from .exits import output_closed, print_error
+from .exits import interrupted, output_closed, print_error
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -21,10 +21,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
         args = parse(argv)
+        from .running import run  # the command's work: imported once its arguments parse
     except UsageError as error:
         return print_error(str(error))
     except BrokenPipeError:  # `--help | head`
         return output_closed(out)
-    from .running import run
-
+    except KeyboardInterrupt:  # Ctrl-C while the command loads
+        return interrupted()
     return run(args, out)

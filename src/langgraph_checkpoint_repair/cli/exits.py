@@ -20,6 +20,12 @@ def print_error(message: str) -> int:
     return EXIT_USAGE
 
 
+def interrupted() -> int:
+    """Ctrl-C outside a run's gentle stop (which ends its own way): one line, 130."""
+    print("langgraph-repair: interrupted; run the command again to finish", file=sys.stderr)
+    return EXIT_SIGINT
+
+
 def output_closed(out: TextIO) -> int:
     """Whoever read stdout went away (`| head`): the command ends quietly, as a pipe's
     writer ends; stdout goes to the null device so that nothing more fails writing."""

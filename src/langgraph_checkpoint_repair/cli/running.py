@@ -18,7 +18,7 @@ from ..stores import StoreNotReady
 from ..targets import AsyncFactory, TargetError, parse_target
 from ..targets.redact import RedactingFilter, scrub
 from .arguments import UsageError, allowed_types, run_options
-from .exits import EXIT_SIGINT, EXIT_THREAD_FAILED, EXIT_USAGE, output_closed, print_error
+from .exits import EXIT_THREAD_FAILED, EXIT_USAGE, interrupted, output_closed, print_error
 from .jobs import Job
 from .stopping import StopRequest, stop_on_signals
 
@@ -55,8 +55,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return _store_failure(error, job) if job and job.written else _error(str(error), job)
     except KeyboardInterrupt:
         _end_stream(job)
-        print("langgraph-repair: interrupted; run the command again to finish", file=sys.stderr)
-        return EXIT_SIGINT
+        return interrupted()
     except Exception as error:  # the store failed as a whole (locked, no permission, ...)
         return _store_failure(error, job)
 
