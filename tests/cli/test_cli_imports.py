@@ -114,6 +114,20 @@ def test_a_sqlite_look_imports_the_sqlite_saver_and_not_psycopg(
     assert "langgraph_checkpoint_repair.stores.postgres" not in modules
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["show", "--thread", "orphan"], ["types"], ["repair", "--dry-run", "--min-idle", "0"]],
+    ids=lambda argv: argv[0],
+)
+def test_each_look_at_a_sqlite_file_leaves_postgres_alone(
+    tmp_path: Path, sqlite_chats: str, argv: list[str]
+) -> None:
+    code, modules = imported_by(tmp_path, argv[0], sqlite_chats, *argv[1:], "--json")
+
+    assert code == 0
+    assert top_level(modules) & {"psycopg", "psycopg_pool", *ASKED_ONLY} == set()
+
+
 def test_a_table_is_drawn_with_rich(tmp_path: Path, sqlite_chats: str) -> None:
     code, modules = imported_by(tmp_path, "scan", sqlite_chats, "--min-idle", "0")
 
@@ -129,6 +143,14 @@ def test_a_postgres_look_imports_psycopg_and_not_aiosqlite(
     assert code == 0
     assert "psycopg" in top_level(modules)
     assert "langgraph.pregel" not in modules
+    assert top_level(modules) & {"aiosqlite", *ASKED_ONLY} == set()
+    assert "langgraph.checkpoint.sqlite" not in modules
+
+
+def test_a_postgres_migrate_leaves_sqlite_alone(tmp_path: Path, postgres_chats: str) -> None:
+    code, modules = imported_by(tmp_path, "migrate", postgres_chats)
+
+    assert code == 0
     assert top_level(modules) & {"aiosqlite", *ASKED_ONLY} == set()
     assert "langgraph.checkpoint.sqlite" not in modules
 
