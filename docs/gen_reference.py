@@ -20,7 +20,7 @@ import mkdocs_gen_files
 
 import langgraph_checkpoint_repair
 from langgraph_checkpoint_repair import RepairPolicy, server, targets
-from langgraph_checkpoint_repair.cli import arguments
+from langgraph_checkpoint_repair.cli import arguments, commands
 from langgraph_checkpoint_repair.decoding import strict
 from langgraph_checkpoint_repair.decoding.integrity import FINDING_CODES
 from langgraph_checkpoint_repair.engine.actions import ActionKind
@@ -63,7 +63,7 @@ def option_rows(command: argparse.ArgumentParser) -> Iterator[str]:
 
 
 def cli_page() -> str:
-    root = arguments.parser()
+    root = commands.parser()
     lines = [
         "# Command line: `langgraph-repair`",
         "",
@@ -95,7 +95,7 @@ def cli_page() -> str:
             "Example:",
             "",
             "```text",
-            arguments.EXAMPLES[name],
+            commands.COMMANDS[name].example,
             "```",
             "",
         ]

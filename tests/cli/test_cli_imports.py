@@ -86,6 +86,7 @@ def test_help_and_version_import_nothing_but_the_package(tmp_path: Path, argv: l
     assert not {name for name in modules if name.startswith("langgraph_checkpoint_repair.")} - {
         "langgraph_checkpoint_repair.cli",
         "langgraph_checkpoint_repair.cli.arguments",
+        "langgraph_checkpoint_repair.cli.commands",
         "langgraph_checkpoint_repair.cli.exits",
         "langgraph_checkpoint_repair.lazy_exports",
         "langgraph_checkpoint_repair.targets",

@@ -11,7 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from .arguments import UsageError, parse
+from .arguments import UsageError
+from .commands import parse
 from .exits import interrupted, output_closed, print_error
 
 

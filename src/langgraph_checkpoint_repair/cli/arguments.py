@@ -9,11 +9,9 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
-from importlib.metadata import version
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ..targets.parse import TARGET_ENV
 
@@ -22,14 +20,6 @@ if TYPE_CHECKING:
     from ..decoding.names import TypeName
     from ..engine import RepairPolicy
 
-EXAMPLES = {
-    "scan": "langgraph-repair scan postgresql://app@db/agents --min-idle 30m",
-    "repair": "langgraph-repair repair sqlite:///threads.sqlite --dry-run --json",
-    "undo": "langgraph-repair undo postgresql://app@db/agents --run run-1f0c2a9e4b7d",
-    "migrate": "langgraph-repair migrate postgresql://app@db/agents",
-    "show": "langgraph-repair show sqlite:///threads.sqlite --thread 6f1c0e2a",
-    "types": "langgraph-repair types postgresql://app@db/agents --all-checkpoints",
-}
 TARGET_HELP = (
     "postgresql://..., sqlite:///path, or module:attr naming a saver factory "
     f"(default: ${TARGET_ENV}, which keeps a password off the command line)"
@@ -104,68 +94,13 @@ EXIT_CODES = """exit codes:
   141  stdout's reader went away (as with | head): the command ends quietly"""
 
 
-def parser() -> Parser:
-    root = Parser(
-        prog="langgraph-repair",
-        description="Find and repair LangGraph threads whose tool calls lack results.",
-        epilog="examples:\n"
-        + "\n".join(f"  {example}" for example in EXAMPLES.values())
-        + f"\n\n{EXIT_CODES}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    root.add_argument(
-        "--version", action="version", version=f"%(prog)s {version('langgraph-checkpoint-repair')}"
-    )
-    commands = root.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for name, summary in (
-        ("scan", "list broken threads; write nothing"),
-        ("repair", "append a repair checkpoint to each broken thread"),
-    ):
-        _add_run_command(commands, name, summary)
-    undo = _add_command(commands, "undo", "restore the threads a run repaired (append-only)")
-    undo.add_argument("--run", required=True, metavar="RUN_ID", help="the run to undo")
-    _add_rate(undo, "restore")
-    _add_command(commands, "migrate", "create or update the audit tables (PostgreSQL)")
-    show = _add_command(
-        commands, "show", "show one thread's messages before and after repair; write nothing"
-    )
-    show.add_argument("--thread", required=True, metavar="ID", help="the thread to show")
-    show.add_argument("--ns", default="", metavar="NS", help="its namespace (default: the root)")
-    show.add_argument(
-        "--channel", default="messages", metavar="NAME", help="the message channel to show"
-    )
-    _add_policy(show)
-    types = _add_command(
-        commands,
-        "types",
-        "list the types stored threads name and the allowed_msgpack_modules they need; "
-        "write nothing",
-    )
-    types.add_argument(
-        "--all-checkpoints", action="store_true",
-        help="look at every checkpoint of every thread, not only the heads",
-    )  # fmt: skip
-    return root
-
-
 JSON_LINE = "print one JSON object as the last line of stdout"
-JSON_HELP = {
-    "scan": f"{JSON_LINE}, written as the run goes: its threads list first, each broken "
-    "head once its page is done, then the summary's fields (a run stopped short still "
-    'ends it, with "stopped": true)',
-}
 
 
-def _add_command(commands: Any, name: str, summary: str) -> argparse.ArgumentParser:
-    command: argparse.ArgumentParser = commands.add_parser(
-        name,
-        help=summary,
-        description=f"{summary[0].upper()}{summary[1:]}.",
-        epilog=f"example:\n  {EXAMPLES[name]}\n\n{EXIT_CODES}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_common(command: argparse.ArgumentParser, json_help: str = JSON_LINE) -> None:
+    """What every command takes: its TARGET, `--json`, `--verbose`, `--allow-type`."""
     command.add_argument("target", metavar="TARGET", nargs="?", help=TARGET_HELP)
-    command.add_argument("--json", action="store_true", help=JSON_HELP.get(name, JSON_LINE))
+    command.add_argument("--json", action="store_true", help=json_help)
     command.add_argument(
         "--verbose", "-v", action="count", default=0, help="log more (repeatable: -vv for debug)"
     )
@@ -175,21 +110,68 @@ def _add_command(commands: Any, name: str, summary: str) -> argparse.ArgumentPar
         "comma-separated); types other than LangGraph's and LangChain's own are read as "
         "plain data, and heads holding them are left alone",
     )  # fmt: skip
-    return command
 
 
-def _add_run_command(commands: Any, name: str, summary: str) -> None:
-    command = _add_command(commands, name, summary)
-    if name == "repair":
-        command.add_argument(
-            "--dry-run", action="store_true", help="write nothing; report what a run would do"
-        )
-        command.add_argument(
-            "--rewind-unreadable", action="store_true",
-            help="give a head that does not decode a new head copying its newest ancestor "
-            "that does (action rewound; undo restores it); it forgets what the newer "
-            "checkpoints held. PostgreSQL and SQLite only: elsewhere the head is reported",
-        )  # fmt: skip
+def scan_arguments(command: argparse.ArgumentParser) -> None:
+    _selection(command)
+    _add_policy(command)
+    command.add_argument(
+        "--list", action="store_true",
+        help="print one tab-separated line per broken head (thread, namespace, head "
+        "checkpoint, violation codes) and nothing else, each page's lines as soon as "
+        "the page is done, in the order the store gives the heads",
+    )  # fmt: skip
+    command.add_argument(
+        "--waiting", action="store_true",
+        help="list only the heads waiting on a human (an open interrupt) idle at least "
+        "--min-idle: how long, the node that asked, the question (in the table, "
+        "--list and --json); --json lists them anyway, beside the broken heads",
+    )  # fmt: skip
+    _repairs(command)
+
+
+def repair_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--dry-run", action="store_true", help="write nothing; report what a run would do"
+    )
+    command.add_argument(
+        "--rewind-unreadable", action="store_true",
+        help="give a head that does not decode a new head copying its newest ancestor "
+        "that does (action rewound; undo restores it); it forgets what the newer "
+        "checkpoints held. PostgreSQL and SQLite only: elsewhere the head is reported",
+    )  # fmt: skip
+    _selection(command)
+    _add_policy(command)
+    _repairs(command)
+
+
+def undo_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--run", required=True, metavar="RUN_ID", help="the run to undo")
+    _add_rate(command, "restore")
+
+
+def show_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--thread", required=True, metavar="ID", help="the thread to show")
+    command.add_argument("--ns", default="", metavar="NS", help="its namespace (default: the root)")
+    command.add_argument(
+        "--channel", default="messages", metavar="NAME", help="the message channel to show"
+    )
+    _add_policy(command)
+
+
+def types_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--all-checkpoints", action="store_true",
+        help="look at every checkpoint of every thread, not only the heads",
+    )  # fmt: skip
+
+
+def no_arguments(command: argparse.ArgumentParser) -> None:
+    """A command that takes only what every command takes (`migrate`)."""
+
+
+def _selection(command: argparse.ArgumentParser) -> None:
+    """Which heads a scan or repair looks at, and how many at once."""
     command.add_argument(
         "--thread", action="append", metavar="ID", help="only this thread (repeatable)"
     )
@@ -211,20 +193,10 @@ def _add_run_command(commands: Any, name: str, summary: str) -> None:
         "--limit", type=positive, metavar="N",
         help="repair at most N threads (a canary run); every broken thread is still counted",
     )  # fmt: skip
-    _add_policy(command)
-    if name == "scan":
-        command.add_argument(
-            "--list", action="store_true",
-            help="print one tab-separated line per broken head (thread, namespace, head "
-            "checkpoint, violation codes) and nothing else, each page's lines as soon as "
-            "the page is done, in the order the store gives the heads",
-        )  # fmt: skip
-        command.add_argument(
-            "--waiting", action="store_true",
-            help="list only the heads waiting on a human (an open interrupt) idle at least "
-            "--min-idle: how long, the node that asked, the question (in the table, "
-            "--list and --json); --json lists them anyway, beside the broken heads",
-        )  # fmt: skip
+
+
+def _repairs(command: argparse.ArgumentParser) -> None:
+    """What a scan or repair repairs, and how fast it writes."""
     command.add_argument(
         "--type-moved", action="append", default=[], metavar="OLD=NEW",
         help="a lost stored type whose class moved, as old.module:Old=new.module:New: its "
@@ -256,25 +228,12 @@ def _add_policy(command: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    args = parser().parse_args(sys.argv[1:] if argv is None else list(argv))
-    if not args.target:
-        args.target = os.environ.get(TARGET_ENV, "").strip()
-    if not args.target:
-        raise UsageError(f"no TARGET: give one, or set {TARGET_ENV}")
-    if getattr(args, "list", False) and args.json:
-        raise UsageError("--list and --json are two ways to print the result: choose one")
-    settings = getattr(args, "policy", None)
-    # parsed once, here: a bad setting is refused before anything is opened
-    args.repair_policy = None if settings is None else build_policy(settings)
-    return args
-
-
-def run_options(args: argparse.Namespace) -> RunOptions:
+def run_options(args: argparse.Namespace, looks: bool) -> RunOptions:
+    """The run's options; `looks`: the command only looks (scan), whatever `--dry-run`."""
     from ..batch import RunOptions
 
     return RunOptions(
-        dry_run=args.command == "scan" or args.dry_run,
+        dry_run=looks or args.dry_run,
         channels=tuple(args.channel or ("messages",)),
         threads=tuple(args.thread) if args.thread else None,
         min_idle=args.min_idle,
@@ -286,7 +245,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         max_reported_threads=reported_threads(args),
         moved_types=moved_types(args),
         rewind_unreadable=getattr(args, "rewind_unreadable", False),
-        waiting=args.command == "scan" and (args.json or args.waiting),
+        waiting=looks and (args.json or args.waiting),
     )
 
 

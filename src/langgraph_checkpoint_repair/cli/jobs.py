@@ -9,9 +9,8 @@ import asyncio
 import contextlib
 import sys
 from argparse import Namespace
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -19,7 +18,8 @@ from .. import batch
 from ..decoding.strict import StrictSerializer
 from ..targets.opening import aopen_saver, open_saver
 from ..targets.saver_api import ASYNC_API, SYNC_API, implements, refuses_sync
-from .arguments import TABLE_ROWS, UsageError
+from .arguments import TABLE_ROWS
+from .commands import COMMANDS, Entry
 from .exits import EXIT_OK, EXIT_THREAD_FAILED
 from .output import (
     WAITING_OPENING,
@@ -43,10 +43,12 @@ if TYPE_CHECKING:
 NOTHING_TO_MIGRATE = "nothing to migrate: this store keeps its audit in checkpoint metadata\n"
 
 
-def streamed_output(args: Namespace, out: TextIO, now: datetime) -> ListStream | JsonStream | None:
+def streamed_output(
+    entry: Entry, args: Namespace, out: TextIO, now: datetime
+) -> ListStream | JsonStream | None:
     """`scan --list` and `scan --json` write each broken head as the run finds it; with
     `--waiting`, each head waiting on a human instead."""
-    if args.command != "scan":
+    if not entry.streams:
         return None
     if args.waiting:
         if args.list:
@@ -66,6 +68,7 @@ class Job:
         self, args: Namespace, options: RunOptions | None, out: TextIO, stop: StopRequest
     ) -> None:
         self.args = args
+        self.entry = COMMANDS[args.command]
         self.options = options
         self.out = out
         self.stop = stop
@@ -74,7 +77,7 @@ class Job:
         self.report: RunReport | None = None
         """The run's report as of its last finished page (for a failure mid-run)."""
         now = options.started if options is not None else datetime.now(timezone.utc)
-        self.stream = streamed_output(args, out, now)
+        self.stream = streamed_output(self.entry, args, out, now)
         """Where `scan --list` and `scan --json` write each listed head as its page ends."""
 
     @property
@@ -90,9 +93,7 @@ class Job:
     @property
     def looks_only(self) -> bool:
         """scan, show and a dry run: the store is opened so that nothing can change it."""
-        command = self.args.command
-        looking = ("scan", "show", "types")
-        return command in looking or bool(self.options and self.options.dry_run)
+        return self.entry.looks or bool(self.options and self.options.dry_run)
 
     def open_and_run(self) -> int:
         opened = open_saver(
@@ -146,12 +147,12 @@ class Job:
             )
 
     def run(self, saver: BaseCheckpointSaver[Any]) -> int:
-        command = COMMANDS[self.args.command]
-        return command.present(self, command.call(self, saver))
+        entry = self.entry
+        return entry.present(self, entry.call(self, saver))
 
     async def arun(self, saver: BaseCheckpointSaver[Any]) -> int:
-        command = COMMANDS[self.args.command]
-        return command.present(self, await command.acall(self, saver))
+        entry = self.entry
+        return entry.present(self, await entry.acall(self, saver))
 
     def repair(self, saver: BaseCheckpointSaver[Any]) -> RunReport:
         """`scan` and `repair`: the run, with its progress bar and listings."""
@@ -166,6 +167,27 @@ class Job:
         total = await batch.acount_heads(saver, self.options) if self.progress_shown else None
         with self.progress(total) as progress:
             return await batch.arepair_threads(saver, self.options, **self.run_settings(progress))
+
+    def undo(self, saver: BaseCheckpointSaver[Any]) -> UndoReport:
+        return batch.undo_run(saver, self.args.run, **self.undo_settings())
+
+    async def aundo(self, saver: BaseCheckpointSaver[Any]) -> UndoReport:
+        return await batch.aundo_run(saver, self.args.run, **self.undo_settings())
+
+    def show(self, saver: BaseCheckpointSaver[Any]) -> ThreadPreview:
+        return batch.preview_thread(saver, self.args.thread, **self.show_settings())
+
+    async def ashow(self, saver: BaseCheckpointSaver[Any]) -> ThreadPreview:
+        return await batch.apreview_thread(saver, self.args.thread, **self.show_settings())
+
+    def types(self, saver: BaseCheckpointSaver[Any]) -> TypeInventory:
+        return batch.inventory_types(saver, **self.types_settings())
+
+    async def atypes(self, saver: BaseCheckpointSaver[Any]) -> TypeInventory:
+        return await batch.ainventory_types(saver, **self.types_settings())
+
+    def migrate(self, saver: BaseCheckpointSaver[Any]) -> list[str] | None:
+        return batch.migrate(saver)
 
     def run_settings(self, progress: Callable[[RunReport], Any]) -> dict[str, Any]:
         return {
@@ -272,10 +294,10 @@ class Job:
             print_json(report.to_json(), self.out)
         elif self.waiting_only:
             print_waiting(report, self.out, TABLE_ROWS)
-            print_summary(report, self.out, "scan")
+            print_summary(report, self.out, self.entry.title)
         else:
             print_threads(report, self.out)
-            print_summary(report, self.out, "scan" if self.args.command == "scan" else "run")
+            print_summary(report, self.out, self.entry.title)
 
     def end_stream(self) -> None:
         """A listing under way when the run failed ends as the docs promise: the lines so
@@ -305,40 +327,3 @@ class Job:
 
 def _unseen(report: RunReport) -> None:
     """The progress of a run whose stderr is not a terminal: nothing is drawn."""
-
-
-@dataclass(frozen=True)
-class Command:
-    """One command: its batch function through the sync and the async API (each given
-    the job and the open saver), and how its result is printed (an exit code back)."""
-
-    call: Callable[[Job, BaseCheckpointSaver[Any]], Any]
-    acall: Callable[[Job, BaseCheckpointSaver[Any]], Awaitable[Any]]
-    present: Callable[[Job, Any], int]
-
-
-async def _no_async_migrate(job: Job, saver: BaseCheckpointSaver[Any]) -> None:
-    raise UsageError("migrate needs a postgresql:// target or a sync saver")
-
-
-COMMANDS: dict[str, Command] = {
-    "scan": Command(Job.repair, Job.arepair, Job.finished),
-    "repair": Command(Job.repair, Job.arepair, Job.finished),
-    "undo": Command(
-        lambda job, saver: batch.undo_run(saver, job.args.run, **job.undo_settings()),
-        lambda job, saver: batch.aundo_run(saver, job.args.run, **job.undo_settings()),
-        Job.undone,
-    ),
-    "show": Command(
-        lambda job, saver: batch.preview_thread(saver, job.args.thread, **job.show_settings()),
-        lambda job, saver: batch.apreview_thread(saver, job.args.thread, **job.show_settings()),
-        Job.shown,
-    ),
-    "types": Command(
-        lambda job, saver: batch.inventory_types(saver, **job.types_settings()),
-        lambda job, saver: batch.ainventory_types(saver, **job.types_settings()),
-        Job.listed,
-    ),
-    "migrate": Command(lambda job, saver: batch.migrate(saver), _no_async_migrate, Job.migrated),
-}
-"""Each command of `langgraph-repair`, one to one with the package's batch functions."""

@@ -18,6 +18,7 @@ from ..stores import StoreNotReady
 from ..targets import AsyncFactory, TargetError, parse_target
 from ..targets.redact import RedactingFilter, scrub
 from .arguments import UsageError, allowed_types, run_options
+from .commands import COMMANDS
 from .exits import EXIT_THREAD_FAILED, EXIT_USAGE, interrupted, output_closed, print_error
 from .jobs import Job
 from .stopping import StopRequest, stop_on_signals
@@ -38,10 +39,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
         parse_target(args.target)
         args.allowed_types = allowed_types(args)
-        options = run_options(args) if args.command in ("scan", "repair") else None
-        # scan, repair and undo stop gently on a signal; migrate keeps the defaults
-        gentle = options is not None or args.command == "undo"
-        signals = stop_on_signals() if gentle else contextlib.nullcontext(StopRequest())
+        entry = COMMANDS[args.command]
+        options = run_options(args, entry.looks) if entry.runs else None
+        signals = stop_on_signals() if entry.gentle else contextlib.nullcontext(StopRequest())
         with signals as stop:
             job = Job(args, options, out, stop)
             return _open_and_run(job)
