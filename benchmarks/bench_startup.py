@@ -17,7 +17,7 @@ It prints the median wall time of each, and the ratios the command is held to:
 `--version` and `--help` against the bare interpreter (goal: at most 10x), the scan
 against importing the saver (goal: at most 1.5x).
 
-    python benchmarks/bench_startup.py [--rounds 7]
+    python benchmarks/bench_startup.py [--rounds 15]
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def check_scan(command: list[str]) -> None:
 
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    options.add_argument("--rounds", type=int, default=7)
+    options.add_argument("--rounds", type=int, default=15)
     rounds = options.parse_args().rounds
     with tempfile.TemporaryDirectory() as folder:
         store = Path(folder) / "threads.sqlite"
