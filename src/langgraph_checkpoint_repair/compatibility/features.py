@@ -47,6 +47,8 @@ class DeltaParts:
     """`_messages_delta_reducer`"""
     get_overwrite: Callable[[Any], tuple[bool, Any]]
     """`_get_overwrite`: whether a write is an `Overwrite`, and its value"""
+    remove_all: str
+    """`REMOVE_ALL_MESSAGES`: the id of the `RemoveMessage` that clears the channel"""
 
 
 @functools.cache
@@ -58,10 +60,10 @@ def delta_parts() -> DeltaParts | None:
     try:
         from langgraph.channels.binop import _get_overwrite
         from langgraph.channels.delta import DeltaChannel
-        from langgraph.graph.message import _messages_delta_reducer
+        from langgraph.graph.message import REMOVE_ALL_MESSAGES, _messages_delta_reducer
     except ImportError:
         return None
-    return DeltaParts(DeltaChannel, _messages_delta_reducer, _get_overwrite)
+    return DeltaParts(DeltaChannel, _messages_delta_reducer, _get_overwrite, REMOVE_ALL_MESSAGES)
 
 
 def has_delta_channels() -> bool:

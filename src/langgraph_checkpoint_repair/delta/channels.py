@@ -55,9 +55,7 @@ def is_snapshot(value: Any) -> bool:
 
 
 def as_snapshot(value: Any) -> _DeltaSnapshot:
-    from langgraph.checkpoint.serde.types import _DeltaSnapshot
-
-    return _DeltaSnapshot(value)
+    return features._DeltaSnapshot(value)
 
 
 def _counted(tup: CheckpointTuple) -> Collection[str]:
@@ -117,9 +115,9 @@ def _last_remove_all(items: Sequence[Any]) -> int | None:
     Most writes hold neither a `RemoveMessage` nor a dict: their classes tell at once."""
     if _classes_are_plain_messages(items):
         return None
-    found = None
+    found, marker = None, _parts().remove_all
     for index, item in enumerate(items):
-        if _is_remove_all(item):
+        if _is_remove_all(item, marker):
             found = index
     return found
 
@@ -134,16 +132,11 @@ def _is_plain_message_class(cls: type) -> bool:
     return issubclass(cls, BaseMessage) and not issubclass(cls, RemoveMessage)
 
 
-def _is_remove_all(item: Any) -> bool:
-    from langgraph.graph.message import REMOVE_ALL_MESSAGES  # the graph runtime, loaded late
-
+def _is_remove_all(item: Any, marker: str) -> bool:
+    """`marker`: LangGraph's `REMOVE_ALL_MESSAGES`."""
     if isinstance(item, RemoveMessage):
-        return item.id == REMOVE_ALL_MESSAGES
-    return (
-        isinstance(item, dict)
-        and item.get("type") == "remove"
-        and item.get("id") == REMOVE_ALL_MESSAGES
-    )
+        return item.id == marker
+    return isinstance(item, dict) and item.get("type") == "remove" and item.get("id") == marker
 
 
 def _parts() -> features.DeltaParts:
