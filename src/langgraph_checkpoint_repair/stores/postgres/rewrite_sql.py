@@ -12,8 +12,8 @@ Each change is a compare-and-set: the update and the delete name the bytes they
 expect, the insert does nothing where the slot is taken, and a statement that
 changes fewer rows than it was given (an application wrote in between) undoes the
 whole transaction. No row is locked with `SELECT ... FOR UPDATE`, which PostgreSQL
-grants only with UPDATE: a run that may only drop stale answers needs DELETE, not
-UPDATE.
+grants only with UPDATE: each statement asks for its own privilege alone, so a run is
+checked for exactly what it may change (`decisions.rewrites.InPlaceChanges`).
 """
 
 from __future__ import annotations
