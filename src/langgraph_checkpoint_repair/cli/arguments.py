@@ -1,8 +1,9 @@
-"""Argument parsing for `langgraph-repair`: flags -> RunOptions, errors -> one line.
+"""The arguments of `langgraph-repair`: each command's (the parser is built from them in
+`commands`), their values checked, flags -> RunOptions, errors -> one line.
 
-The parser needs nothing but the standard library: `--help` and `--version` end here.
-What reads a parsed value (the policy, the run's checks, the stored type names) is
-imported by the function that reads it."""
+They need nothing but the standard library: `--help` and `--version` end before any of
+the package's work is loaded. What reads a parsed value (the policy, the run's checks,
+the stored type names) is imported by the function that reads it."""
 
 from __future__ import annotations
 

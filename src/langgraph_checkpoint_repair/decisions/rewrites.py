@@ -198,20 +198,24 @@ def undo_changes(writes: Iterable[WriteRewrite]) -> InPlaceChanges:
     )
 
 
-def changes(writes: Iterable[WriteRewrite]) -> tuple[list[Params], list[Params], list[Params]]:
+def changes(
+    writes: Iterable[WriteRewrite], compared: bool = False
+) -> tuple[list[Params], list[Params], list[Params]]:
     """The parameters giving each write its rewritten state: its new bytes (value, key),
     none (key), or, undoing a delete, its row again (key, channel, type, value): what a
-    store's UPDATE, DELETE and INSERT statements take."""
+    store's UPDATE, DELETE and INSERT statements take. `compared`: an update and a
+    delete also end with the bytes they expect to find (a compare-and-set)."""
     updates: list[Params] = []
     deletes: list[Params] = []
     inserts: list[Params] = []
     for write in writes:
+        expected = (write.original,) if compared else ()
         if write.rewritten is None:
-            deletes.append(write.key)
+            deletes.append((*write.key, *expected))
         elif write.original is None:
             inserts.append((*write.key, write.channel, write.type, write.rewritten))
         else:
-            updates.append((write.rewritten, *write.key))
+            updates.append((write.rewritten, *write.key, *expected))
     return updates, deletes, inserts
 
 

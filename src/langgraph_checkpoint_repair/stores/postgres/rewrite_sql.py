@@ -19,7 +19,7 @@ checked for exactly what it may change (`decisions.rewrites.InPlaceChanges`).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...decisions.rewrites import Params, RewritePlan, WriteRewrite, changes
@@ -58,22 +58,12 @@ class WritesChanged(Exception):
     """A compared statement found a write no longer as read: the transaction is undone."""
 
 
-def statements(writes: Sequence[WriteRewrite]) -> list[tuple[str, list[Params]]]:
+def statements(writes: Iterable[WriteRewrite]) -> list[tuple[str, list[Params]]]:
     """The statements giving each write its rewritten state (`decisions.rewrites.changes`),
     with their parameters: its new bytes, none, or, undoing a delete, its row again; an
     update and a delete also name the bytes they expect to find."""
-    updates, deletes, inserts = changes(writes)
-    replaced = [
-        write.original
-        for write in writes
-        if write.original is not None and write.rewritten is not None
-    ]
-    dropped = [write.original for write in writes if write.rewritten is None]
-    found = (
-        (UPDATE_BLOB_SQL, [(*row, before) for row, before in zip(updates, replaced, strict=True)]),
-        (DELETE_WRITE_SQL, [(*key, before) for key, before in zip(deletes, dropped, strict=True)]),
-        (INSERT_WRITE_SQL, inserts),
-    )
+    sql = (UPDATE_BLOB_SQL, DELETE_WRITE_SQL, INSERT_WRITE_SQL)
+    found = zip(sql, changes(writes, compared=True), strict=True)
     return [(statement, params) for statement, params in found if params]
 
 
