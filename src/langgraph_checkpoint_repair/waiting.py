@@ -135,21 +135,54 @@ def _field(item: Any, name: str) -> Any:
 
 def task_nodes(tup: CheckpointTuple) -> dict[str, str]:
     """The node of each task the head runs next, by task id, as LangGraph names them."""
+    return {task_id: origin.node for task_id, origin in task_origins(tup).items()}
+
+
+@dataclass(frozen=True)
+class TaskOrigin:
+    """What LangGraph hashed into a task's id: its node, and the trigger (`PULL` and the
+    branch channel, or `PUSH` and the send's index)."""
+
+    node: str
+    trigger: tuple[str, str]
+
+
+def task_origins(tup: CheckpointTuple) -> dict[str, TaskOrigin]:
+    """Each task the head may run next, by the id LangGraph gives it, with its origin.
+
+    A node is hashed with one trigger, its branch channel: a node LangGraph triggers
+    otherwise (a join of several edges) matches no task here.
+    """
     checkpoint, metadata = tup.checkpoint, tup.metadata or {}
     step = metadata.get("step")
-    try:
-        id_bytes = binascii.unhexlify(str(checkpoint["id"]).replace("-", ""))
-    except (KeyError, ValueError, binascii.Error):
-        return {}
-    if not isinstance(step, int):
+    if not isinstance(step, int) or checkpoint_id_bytes(checkpoint) is None:
         return {}
     parent = str(tup.config["configurable"].get("checkpoint_ns", ""))
-    hashed = _xxhash_id if int(checkpoint.get("v", 1)) > 1 else _uuid5_id
-    nodes: dict[str, str] = {}
+    origins: dict[str, TaskOrigin] = {}
     for node, trigger in _candidates(checkpoint, tup.pending_writes or ()):
-        namespace = f"{parent}|{node}" if parent else node
-        nodes[hashed(id_bytes, namespace, str(step + 1), node, *trigger)] = node
-    return nodes
+        origins[task_id(checkpoint, parent, step + 1, node, trigger)] = TaskOrigin(node, trigger)
+    return origins
+
+
+def checkpoint_id_bytes(checkpoint: Mapping[str, Any]) -> bytes | None:
+    """The checkpoint id's 16 bytes, as LangGraph hashes them; None for an id that is
+    not a UUID."""
+    try:
+        return binascii.unhexlify(str(checkpoint["id"]).replace("-", ""))
+    except (KeyError, ValueError, binascii.Error):
+        return None
+
+
+def task_id(
+    checkpoint: Mapping[str, Any], parent_ns: str, step: int, node: str, trigger: Iterable[str]
+) -> str:
+    """The id LangGraph gives the task of `node` prepared from `checkpoint` at `step`
+    (the checkpoint's own step + 1), under the namespace `parent_ns`; `trigger` is
+    `(PULL, *sorted triggers)` or `(PUSH, send index)`."""
+    id_bytes = checkpoint_id_bytes(checkpoint) or b""
+    namespace = f"{parent_ns}|{node}" if parent_ns else node
+    hashed = _xxhash_id if int(checkpoint.get("v", 1)) > 1 else _uuid5_id
+    return hashed(id_bytes, namespace, str(step), node, *trigger)
 
 
 def _candidates(

@@ -13,8 +13,9 @@ from langgraph.checkpoint.base import CheckpointTuple
 
 from ..decisions.plan import Assessment, assess, bytes_status, tuple_key
 from ..decoding.integrity import Finding, StoredValue
+from ..drift.findings import drift_findings
 from ..engine.media.history import history_limits
-from ..stores import Head
+from ..stores import Head, holds_js_threads
 from ..targets.redact import first_line
 from ..waiting import waiting_head
 from .ledger import Ledger
@@ -41,7 +42,12 @@ class Judge:
         o = self.options
         to_load = page
         if self.look_suffices:
-            to_load = [h for h in page if h.maybe_broken or h.stale_since is not None]
+            drifts = self.checks_graph
+            to_load = [
+                h
+                for h in page
+                if h.maybe_broken or h.stale_since is not None or (drifts and h.may_drift)
+            ]
             self.report.scanned(len(page) - len(to_load))
         self.ledger.page_started(page)
         if o.waiting and self.store.lists_waiting:
@@ -63,6 +69,20 @@ class Judge:
         if head.maybe_broken or head.stale_since is None or not self.look_suffices:
             return None
         return Assessment(*head.key, status="clean", broken=False, findings=STALE_FOUND)
+
+    @property
+    def checks_graph(self) -> bool:
+        """Whether heads are checked against the graph: one was given, and the store's
+        threads run a Python graph (a LangGraph.js thread cannot be checked from here)."""
+        return self.options.graph is not None and not holds_js_threads(self.store.saver)
+
+    def with_drift(self, stored: CheckpointTuple, assessment: Assessment) -> Assessment:
+        """`assessment` with what the graph would skip or trap in the head (`drift`)."""
+        shape = self.options.graph_shape
+        if shape is None or not self.checks_graph:
+            return assessment
+        found = drift_findings(stored, shape)
+        return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment
 
     def note_loaded(self, stored: CheckpointTuple) -> None:
         """A loaded head waiting on a human, where the first look did not list it."""

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from ..decisions.plan import Assessment, new_run_id
 from ..decoding.names import TypeName, type_text
 from ..decoding.rename import moved_from
+from ..drift.shape import GraphShape, as_shape, checked_renames
 from ..engine import RepairPolicy
 from ..engine.context import without_budget
 from ..engine.policy import DEFAULT_POLICY
@@ -53,6 +54,14 @@ class RunOptions:
     waiting: bool = False
     """Also list the heads waiting on a human (an open interrupt) idle at least
     `min_idle`, with their questions (`RunReport.waiting`). It writes nothing."""
+    graph: GraphShape | Any | None = None
+    """The graph that resumes the store's threads (a `StateGraph`, a compiled graph, or
+    `drift.load_graph`'s shape): each head's next work is checked against it
+    (`node_missing`, `channel_missing`)."""
+    renamed_nodes: Mapping[str, str] = field(default_factory=dict)
+    """Nodes the graph renamed, `{OLD: NEW}`: a head whose work names OLD gets it moved
+    to NEW (action `node_renamed`). Needs `graph`; a missing node without an entry is
+    reported, never guessed."""
     run_id: str = field(default_factory=new_run_id)
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
@@ -81,12 +90,22 @@ class RunOptions:
         if self.max_reported_threads is not None:
             checks.whole("max_reported_threads", self.max_reported_threads, 0)
         object.__setattr__(self, "moved_types", _moved_types(self.moved_types))
+        if self.graph is not None:
+            object.__setattr__(self, "graph", as_shape(self.graph))
+        renames = checked_renames(self.renamed_nodes, self.graph)
+        object.__setattr__(self, "renamed_nodes", renames)
 
     @property
     def idle(self) -> timedelta:
         """`min_idle` as a timedelta (`__post_init__` converts a number of seconds)."""
         assert isinstance(self.min_idle, timedelta)
         return self.min_idle
+
+    @property
+    def graph_shape(self) -> GraphShape | None:
+        """`graph` as `__post_init__` made it: a shape, or None."""
+        assert self.graph is None or isinstance(self.graph, GraphShape)
+        return self.graph
 
     @property
     def selection(self) -> Selection:
@@ -108,6 +127,8 @@ class RunOptions:
             **({"moved_types": self.moved_texts()} if self.moved_types else {}),
             "rewind_unreadable": self.rewind_unreadable,
             **({"waiting": True} if self.waiting else {}),
+            **({"graph": True} if self.graph is not None else {}),
+            **({"renamed_nodes": dict(self.renamed_nodes)} if self.renamed_nodes else {}),
         }
 
     def moved_texts(self) -> dict[str, str]:

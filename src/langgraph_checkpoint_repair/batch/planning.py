@@ -13,8 +13,10 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple
 
 from ..decisions.plan import (
+    DETAIL_KEY,
     Assessment,
     NewCheckpoint,
+    Status,
     checkpoint_on_top,
     repair_detail,
     tuple_key,
@@ -23,6 +25,8 @@ from ..decisions.plan import (
 from ..decisions.rewind import AncestorWalk, left_unreadable, rewind_assessment, rewind_checkpoint
 from ..decisions.rewrites import RewritePlan, nul_rewrites, stale_answer_drop
 from ..decoding.integrity import StoredValue
+from ..drift.retarget import GRAPH_CHANNEL
+from ..drift.writing import DriftFix, drift_fix, retarget_on_top
 from ..stores import Head
 from ..stores.formats import format_finding
 from .ancestors import Loaded
@@ -113,6 +117,42 @@ class Planner:
         kept = {k: v for k, v in assessment.stored_as_is.items() if k not in assessment.repaired}
         new.checkpoint["channel_values"].update(kept)  # as stored, not as read
         return new
+
+    def drift_fix(self, assessment: Assessment) -> DriftFix | None:
+        """The renames and drops that answer the head's drift findings; None when it has
+        none, or one the operator gave no answer for (it is then reported as found)."""
+        o = self.options
+        if o.graph_shape is None:
+            return None
+        return drift_fix(assessment.findings, o.renamed_nodes, assessment.checkpoint_ns)
+
+    def retarget(
+        self,
+        tup: CheckpointTuple,
+        assessment: Assessment,
+        fix: DriftFix,
+        types: frozenset[str] | None,
+    ) -> tuple[Assessment, NewCheckpoint] | None:
+        """The checkpoint moving the head's work off the nodes the graph renamed and
+        dropping the channels it lacks that trap its interrupts (`fix`), checked against
+        the formats of the thread's rows (`types`); None when no write is due (the head
+        is recorded, with why)."""
+        o, shape, saver = self.options, self.options.graph_shape, self.store.saver
+        assert shape is not None  # `drift_fix` found one
+        detail = {"kind": "repair"}
+        made = retarget_on_top(tup, fix, shape.triggers, saver.get_next_version, detail, o.run_id)
+        if isinstance(made, str):
+            logger.info("not re-targeted thread=%r ns=%r: %s", *tuple_key(tup)[:2], made)
+            self.due(assessment)
+            return None
+        new, actions = made
+        recent = written_after(tup.checkpoint.get("ts"), o.started - o.idle)
+        status: Status = "recent" if recent else "repair"
+        assessment = replace(assessment, status=status, actions={GRAPH_CHANNEL: actions})
+        new.metadata[DETAIL_KEY].update(repair_detail(assessment))
+        if status == "repair":
+            assessment = self.format_checked(tup, assessment, types)
+        return (assessment, new) if self.due(assessment) else None
 
     def rewrite(
         self,

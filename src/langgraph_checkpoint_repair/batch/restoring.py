@@ -18,6 +18,7 @@ from ..decisions.races import WriteOutcome, head_moved
 from ..decisions.rewind import RowCopy, undo_copy
 from ..decisions.rewrites import WriteRewrite
 from ..delta import is_snapshot, snapshot_value
+from ..drift.writing import is_retarget, undo_retarget
 from ..stores import Head, RepairEntry
 from ..stores.base import entry_from_metadata
 from ..stores.faults import store_lost
@@ -159,8 +160,12 @@ def restore_plan(
     new = None
     if reason is None:
         assert head is not None and source is not None
-        new = _restore(saver, head, source, report)
-        reason = head_moved(current_head_id, planned_head(entry), new)
+        restored = _restore(saver, head, source, report)
+        if isinstance(restored, str):
+            reason, detail = "cannot_move_back", restored
+        else:
+            new = restored
+            reason = head_moved(current_head_id, planned_head(entry), new)
     if reason is not None:
         skip(report, entry, reason, detail)
         return None
@@ -172,14 +177,17 @@ def _restore(
     head: CheckpointTuple,
     source: CheckpointTuple,
     report: UndoReport,
-) -> NewCheckpoint:
+) -> NewCheckpoint | str:
+    """The undo checkpoint; for a re-targeting, a sentence where the work cannot move back."""
+    undo = undo_detail(report.undo_of, head.checkpoint["id"])
+    if is_retarget(head.metadata):
+        return undo_retarget(head, source, saver.get_next_version, undo, report.run_id)
     detail: dict[str, Any] = head.metadata.get(DETAIL_KEY) or {}  # type: ignore[assignment]
     channels: Iterable[str] = detail.get("actions", {}).keys()
     shown = source.checkpoint["channel_values"]
     values = {name: snapshot_value(shown[name]) for name in channels if name in shown}
     written = head.checkpoint["channel_values"]
     snapshots = [name for name in values if is_snapshot(written.get(name))]
-    undo = undo_detail(report.undo_of, head.checkpoint["id"])
     return checkpoint_on_top(head, values, saver.get_next_version, undo, report.run_id, snapshots)
 
 

@@ -151,6 +151,12 @@ class _SyncRun(_Run):
         if assessment is None:
             return
         assessment = with_stale_answer(assessment, stale_found(self.store, stored))
+        assessment = self.judge.with_drift(stored, assessment)
+        if (fix := self.plan.drift_fix(assessment)) is not None:
+            types = self.store.row_types(assessment.thread_id, assessment.checkpoint_ns)
+            if (planned := self.plan.retarget(stored, assessment, fix, types)) is not None:
+                self.write(*planned)
+            return
         plan = self.plan.rewrite(key, rows, assessment)
         if plan is not None:
             self.rewrite(stored.checkpoint.get("ts"), assessment, plan)
@@ -254,6 +260,13 @@ class _AsyncRun(_Run):
         if assessment is None:
             return
         assessment = with_stale_answer(assessment, await astale_found(self.store, stored))
+        assessment = self.judge.with_drift(stored, assessment)
+        if (fix := self.plan.drift_fix(assessment)) is not None:
+            ns = assessment.checkpoint_ns
+            types = await self.store.row_types(assessment.thread_id, ns)
+            if (planned := self.plan.retarget(stored, assessment, fix, types)) is not None:
+                await self.write(*planned)
+            return
         plan = self.plan.rewrite(key, rows, assessment)
         if plan is not None:
             await self.rewrite(stored.checkpoint.get("ts"), assessment, plan)

@@ -163,10 +163,26 @@ class NewCheckpoint:
     checkpoint: Checkpoint
     metadata: Any
     new_versions: dict[str, Any]
+    writes: tuple[tuple[str, str, Any], ...] = ()
+    """Pending writes that go with it, `(task_id, channel, value)`: the head's own,
+    re-keyed to the tasks of the new checkpoint (`drift.retarget`)."""
 
     @property
     def checkpoint_id(self) -> str:
         return self.checkpoint["id"]
+
+    @property
+    def written_config(self) -> Any:
+        """The config of the checkpoint once written: where its pending writes go."""
+        configurable = self.config["configurable"]
+        return {"configurable": {**configurable, "checkpoint_id": self.checkpoint_id}}
+
+    def task_writes(self) -> list[tuple[str, list[tuple[str, Any]]]]:
+        """Its pending writes by task, in order, as `put_writes` takes them."""
+        by_task: dict[str, list[tuple[str, Any]]] = {}
+        for task_id, channel, value in self.writes:
+            by_task.setdefault(task_id, []).append((channel, value))
+        return list(by_task.items())
 
 
 def checkpoint_on_top(

@@ -21,16 +21,28 @@ from .names import OPTION, UndecodableBytes, named_types, one_line, type_text
 from .nul import NUL
 from .strict import SAFE_METHODS, SAFE_TYPES, StrictSerializer
 
-FindingCode = Literal["nul_text", "lost_type", "undecodable", "foreign_format", "stale_resume"]
+FindingCode = Literal[
+    "nul_text",
+    "lost_type",
+    "undecodable",
+    "foreign_format",
+    "stale_resume",
+    "node_missing",
+    "channel_missing",
+]
 FINDING_CODES: tuple[FindingCode, ...] = (
     "nul_text",
     "lost_type",
     "undecodable",
     "foreign_format",
     "stale_resume",
+    "node_missing",
+    "channel_missing",
 )
 """`foreign_format`: a write on the thread would change its rows' format (`stores.formats`).
-`stale_resume`: a human's answer the next question would be handed (`stale_answers`)."""
+`stale_resume`: a human's answer the next question would be handed (`stale_answers`).
+`node_missing`, `channel_missing`: the graph given with `--graph` would skip the head's
+next work, or pause it forever (`drift`)."""
 WITHOUT_VALUE = frozenset({"null", "empty", "bytes", "bytearray"})
 """Stored types whose bytes are the value itself, or none: nothing to decode."""
 
@@ -65,7 +77,9 @@ class Finding:
     type_name: str | None = None
     """`module:Name` where the finding names a type."""
     error: str | None = None
-    """The serializer's one-line error, for `undecodable`."""
+    """The serializer's one-line error, for `undecodable`; what happens, for the others."""
+    node: str | None = None
+    """The node a `node_missing` finding names."""
 
     @property
     def where(self) -> str:
@@ -83,6 +97,7 @@ class Finding:
             "task_id": self.task_id,
             "type": self.type_name,
             "error": self.error,
+            **({"node": self.node} if self.node is not None else {}),
         }
 
 

@@ -44,6 +44,11 @@ ActionKind = Literal[
     # A human's answer LangGraph would hand to the next question (`stale_answers`), left
     # out of a load or deleted by the batch job; recorded under the channel "__resume__":
     "resume_dropped",
+    # Batch and load, only where the operator names a renamed node (`--node-renamed`,
+    # `renamed_nodes=`): a head's next work moved to the node's new name, and (the batch
+    # job) a stored channel the graph lacks dropped; recorded under the channel "__graph__":
+    "node_renamed",
+    "channel_dropped",
 ]
 
 

@@ -40,6 +40,9 @@ class Head:
     writes: tuple[StoredValue, ...] | None = None
     """Its pending writes as stored, where the first look read them for a possible stale
     answer (PostgreSQL); a run plans the answer's deletion from them."""
+    may_drift: bool = True
+    """False only where the first look proved the graph given with `--graph` would find
+    nothing in it (`drift.look`): its next work names only the graph's nodes."""
     stale_since: str | None = None
     """Its time, where the first look found in its own writes a stale answer
     (`stale_answers`; PostgreSQL): a head it otherwise cleared is then judged on
@@ -178,3 +181,18 @@ class AsyncThreadStore(Protocol):
     async def rewrites_of(self, run_id: str) -> list[WriteRewrite]: ...
     async def answer_is_new(self, key: tuple[str, str, str]) -> bool: ...
     async def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[str]: ...
+
+
+def put_new(saver: BaseCheckpointSaver[Any], new: NewCheckpoint) -> None:
+    """Write `new` through `saver`: its pending writes first, so that a store that
+    commits each call (SQLite) never shows the checkpoint without them."""
+    for task_id, writes in new.task_writes():
+        saver.put_writes(new.written_config, writes, task_id)
+    saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
+
+
+async def aput_new(saver: BaseCheckpointSaver[Any], new: NewCheckpoint) -> None:
+    """The async twin of `put_new`."""
+    for task_id, writes in new.task_writes():
+        await saver.aput_writes(new.written_config, writes, task_id)
+    await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)

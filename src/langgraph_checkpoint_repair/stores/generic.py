@@ -28,7 +28,7 @@ from ..decisions.races import Planned, Stored, WriteOutcome, head_moved, settled
 from ..decisions.rewind import RowCopy, Rung
 from ..decisions.rewrites import InPlaceChanges, RewritePlan, WriteRewrite
 from ..decoding.integrity import StoredValue
-from .base import Head, RepairEntry, Selection, entry_from_metadata
+from .base import Head, RepairEntry, Selection, aput_new, entry_from_metadata, put_new
 from .claims import claim
 from .stored_values import ThreadBlobs
 
@@ -114,7 +114,7 @@ class GenericStore:
         return None
 
     def write(self, new: NewCheckpoint) -> None:
-        self.saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
+        put_new(self.saver, new)
 
     def write_repair(self, run_id: str, assessment: Assessment, new: NewCheckpoint) -> WriteOutcome:
         """Write the repair unless the head moved; its metadata is the run's record."""
@@ -246,7 +246,7 @@ class AsyncGenericStore:
         return None
 
     async def write(self, new: NewCheckpoint) -> None:
-        await self.saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
+        await aput_new(self.saver, new)
 
     async def write_repair(
         self, run_id: str, assessment: Assessment, new: NewCheckpoint

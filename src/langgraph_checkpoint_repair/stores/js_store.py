@@ -13,6 +13,7 @@ from typing import Any
 from psycopg import AsyncConnection, Connection
 
 from ..decisions.plan import NewCheckpoint
+from .base import aput_new, put_new
 from .postgres import AsyncPostgresStore, PostgresStore
 
 
@@ -24,7 +25,7 @@ class JsPostgresStore(PostgresStore):
 
         def put(conn: Connection[Any]) -> None:
             bound = saver.bound_to(conn)
-            bound.put(new.config, new.checkpoint, new.metadata, new.new_versions)
+            put_new(bound, new)
 
         return put
 
@@ -37,6 +38,6 @@ class AsyncJsPostgresStore(AsyncPostgresStore):
 
         async def put(conn: AsyncConnection[Any]) -> None:
             bound = saver.bound_to(conn)
-            await bound.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
+            await aput_new(bound, new)
 
         return put

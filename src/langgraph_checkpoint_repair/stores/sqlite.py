@@ -41,7 +41,7 @@ from ..js.values import JsJsonPlusSerializer
 from . import chain_rows
 from . import sqlite_rewrites as sr
 from . import stored_values as values
-from .base import Head, Selection
+from .base import Head, Selection, aput_new, put_new
 from .claims import claim
 from .first_look.plain import js_checkpoint_verdict
 from .generic import AsyncGenericStore, GenericStore
@@ -123,10 +123,6 @@ def _types(rows: list[Any]) -> frozenset[str]:
     return frozenset(str(row[0]) for row in rows if row[0] is not None)
 
 
-def _put_args(new: NewCheckpoint) -> tuple[Any, ...]:
-    return (new.config, new.checkpoint, new.metadata, new.new_versions)
-
-
 _writing: weakref.WeakKeyDictionary[object, threading.Lock] = weakref.WeakKeyDictionary()
 _awriting: weakref.WeakKeyDictionary[object, asyncio.Lock] = weakref.WeakKeyDictionary()
 _guard = threading.Lock()
@@ -202,7 +198,7 @@ class SqliteStore(GenericStore):
         """Look at the head again and write `new` on it, all in one write transaction."""
 
         def put() -> None:
-            self.saver.put(*_put_args(new))
+            put_new(self.saver, new)
 
         return self._claimed(planned, new, put)
 
@@ -392,7 +388,7 @@ class AsyncSqliteStore(AsyncGenericStore):
         """The twin of `SqliteStore.write_on`."""
 
         async def put() -> None:
-            await self.saver.aput(*_put_args(new))
+            await aput_new(self.saver, new)
 
         return await self._claimed(planned, new, put)
 

@@ -35,7 +35,7 @@ from ...targets.redact import scrubbed
 from ...targets.timeouts import GENTLE_SQL
 from .. import chain_rows
 from .. import stored_values as values
-from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady
+from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady, aput_new
 from ..first_look.helper import LookHelper
 from ..generic import AsyncGenericStore
 from . import base as sql
@@ -257,7 +257,7 @@ class AsyncPostgresStore(AsyncGenericStore):
     def _putting(self, new: NewCheckpoint) -> Callable[[AsyncConnection[Any]], Awaitable[None]]:
         async def put(conn: AsyncConnection[Any]) -> None:
             saver = AsyncPostgresSaver(conn, serde=self.saver.serde)
-            await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
+            await aput_new(saver, new)
 
         return put
 

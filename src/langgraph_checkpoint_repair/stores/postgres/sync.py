@@ -35,7 +35,7 @@ from ...targets.redact import scrubbed
 from ...targets.timeouts import GENTLE_SQL
 from .. import chain_rows
 from .. import stored_values as values
-from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady
+from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady, put_new
 from ..first_look.helper import LookHelper
 from ..generic import GenericStore
 from . import base as sql
@@ -255,7 +255,7 @@ class PostgresStore(GenericStore):
 
         def put(conn: Connection[Any]) -> None:
             saver = PostgresSaver(conn, serde=self.saver.serde)
-            saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
+            put_new(saver, new)
 
         return put
 
