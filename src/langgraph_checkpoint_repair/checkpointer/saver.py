@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextvars
 import copy
 import inspect
+import logging
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,11 +27,15 @@ from ..decoding.names import TypeName
 from ..decoding.rename import moved_from
 from ..delta import aread_rebuilt, read_rebuilt
 from ..delta.chains import VerifiedChains, adelta_history, chain_key, delta_history
+from ..drift.retarget import retargeted_view
+from ..drift.shape import checked_renames
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
 from .answers import awithout_stale_answer, without_stale_answer
 from .guard import LoadGuard, scrubs_nul
 from .view import LoadRepairer, OnRepair
+
+logger = logging.getLogger("langgraph_checkpoint_repair")
 
 PASSTHROUGH_METHODS = (
     "put",
@@ -88,6 +93,7 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         channels: Collection[str] | None = None,
         on_repair: OnRepair | None = None,
         moved_types: Mapping[str, str] | None = None,
+        renamed_nodes: Mapping[str, str] | None = None,
     ) -> None:
         if not isinstance(saver, BaseCheckpointSaver):
             raise TypeError(f"expected a BaseCheckpointSaver, got {type(saver).__name__}")
@@ -102,6 +108,7 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         self._view = LoadRepairer(self.policy, channels, on_repair)
         self._guard = LoadGuard(self.policy.lost_types, scrubs_nul(saver))
         self._verified = VerifiedChains()
+        self.renamed_nodes = checked_renames(renamed_nodes or {}, None, needs_graph=False)
 
     def repair_tuple(self, tup: CheckpointTuple | None) -> CheckpointTuple | None:
         """The repaired view of a tuple loaded elsewhere; the same object when it is clean."""
@@ -232,9 +239,9 @@ def _get_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> Checkpoint
 
     found = self._guard.read(config, read)
     loaded = _loaded(self, found[0]) if found else None
-    if loaded is None or self.policy.stale_resume == "keep":
-        return loaded
-    return without_stale_answer(self.saver, loaded)
+    if loaded is not None and self.policy.stale_resume != "keep":
+        loaded = without_stale_answer(self.saver, loaded)
+    return _retargeted(self, loaded)
 
 
 def _list(
@@ -253,9 +260,24 @@ async def _aget_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> Che
 
     found = await self._guard.aread(config, read)
     loaded = await _aloaded(self, found[0]) if found else None
-    if loaded is None or self.policy.stale_resume == "keep":
-        return loaded
-    return await awithout_stale_answer(self.saver, loaded)
+    if loaded is not None and self.policy.stale_resume != "keep":
+        loaded = await awithout_stale_answer(self.saver, loaded)
+    return _retargeted(self, loaded)
+
+
+def _retargeted(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> CheckpointTuple | None:
+    """The loaded head with its work moved off the nodes the graph renamed
+    (`renamed_nodes`), as the batch job's `node_renamed` writes it; nothing is written.
+    A head whose work cannot move is handed back as loaded, and logged."""
+    if tup is None or not self.renamed_nodes or tup.config["configurable"].get("checkpoint_ns"):
+        return tup
+    moved = retargeted_view(tup, self.renamed_nodes)
+    if isinstance(moved, str):
+        logger.warning(
+            "thread %r not re-targeted: %s", tup.config["configurable"].get("thread_id"), moved
+        )
+        return tup
+    return moved
 
 
 async def _alist(
