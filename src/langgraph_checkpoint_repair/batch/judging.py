@@ -15,7 +15,8 @@ from ..decisions.plan import Assessment, assess, bytes_status, tuple_key
 from ..decoding.integrity import Finding, StoredValue
 from ..drift.findings import drift_findings
 from ..engine.media.history import history_limits
-from ..stores import Head, holds_js_threads
+from ..js.rows import is_js_checkpoint
+from ..stores import Head
 from ..targets.redact import first_line
 from ..waiting import waiting_head
 from .ledger import Ledger
@@ -72,14 +73,19 @@ class Judge:
 
     @property
     def checks_graph(self) -> bool:
-        """Whether heads are checked against the graph: one was given, and the store's
-        threads run a Python graph (a LangGraph.js thread cannot be checked from here)."""
-        return self.options.graph is not None and not holds_js_threads(self.store.saver)
+        """Whether heads are checked against a graph (`--graph`)."""
+        return self.options.graph is not None
 
     def with_drift(self, stored: CheckpointTuple, assessment: Assessment) -> Assessment:
-        """`assessment` with what the graph would skip or trap in the head (`drift`)."""
+        """`assessment` with what the graph would skip or trap in the head (`drift`). A
+        LangGraph.js thread runs a JS graph, which cannot be loaded here: not checked."""
         shape = self.options.graph_shape
-        if shape is None or not self.checks_graph:
+        if shape is None:
+            return assessment
+        if is_js_checkpoint(stored.checkpoint):
+            logger.info(
+                "not checked against the graph (a LangGraph.js thread): %r", assessment.thread_id
+            )
             return assessment
         found = drift_findings(stored, shape)
         return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment

@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..targets.parse import TARGET_ENV
 
@@ -208,7 +208,23 @@ def _repairs(command: argparse.ArgumentParser) -> None:
         help="a message channel to repair (repeatable; default: messages); "
         "a channel found in no scanned thread is reported",
     )  # fmt: skip
+    _add_graph(command)
     _add_rate(command, "repair")
+
+
+def _add_graph(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--graph", metavar="SPEC",
+        help="the graph that will resume the threads, as file.py:attr, module:attr or "
+        "langgraph.json:graph_id (a StateGraph, a compiled graph, or a function of no "
+        "arguments returning one): heads whose next work it lacks are found "
+        "(node_missing, channel_missing); LangGraph.js threads are not checked",
+    )  # fmt: skip
+    command.add_argument(
+        "--node-renamed", action="append", default=[], metavar="OLD=NEW",
+        help="a node the graph renamed (repeatable; needs --graph, NEW one of its nodes): "
+        "a head whose work names OLD gets it moved to NEW (action node_renamed)",
+    )  # fmt: skip
 
 
 def _add_rate(command: argparse.ArgumentParser, writes: str) -> None:
@@ -247,7 +263,33 @@ def run_options(args: argparse.Namespace, looks: bool) -> RunOptions:
         moved_types=moved_types(args),
         rewind_unreadable=getattr(args, "rewind_unreadable", False),
         waiting=looks and (args.json or args.waiting),
+        **graph_options(args),
     )
+
+
+def graph_options(args: argparse.Namespace) -> dict[str, Any]:
+    """`--graph` loaded and `--node-renamed` checked against it, before the store is
+    opened: a mistake in either is one line (exit 2)."""
+    renamed = dict(_renamed(text) for text in args.node_renamed)
+    if args.graph is None:
+        if renamed:
+            raise UsageError("--node-renamed needs --graph: the graph the node was renamed in")
+        return {}
+    from ..drift.loading import GraphSpecError, load_graph
+    from ..drift.shape import checked_renames
+
+    try:
+        graph = load_graph(args.graph)
+        return {"graph": graph, "renamed_nodes": checked_renames(renamed, graph)}
+    except (GraphSpecError, ValueError) as error:
+        raise UsageError(str(error)) from None
+
+
+def _renamed(text: str) -> tuple[str, str]:
+    old, sep, new = text.partition("=")
+    if not sep or not old.strip() or not new.strip():
+        raise UsageError(f"--node-renamed {text!r}: give OLD=NEW, two node names")
+    return old.strip(), new.strip()
 
 
 def moved_types(args: argparse.Namespace) -> dict[TypeName, TypeName]:

@@ -274,7 +274,15 @@ class Job:
                 f"langgraph-repair: warning: no scanned thread has a channel named {channel!r}",
                 file=sys.stderr,
             )
-        return self.exit_code(report.stopped, bool(report.errors))
+        return self.exit_code(report.stopped, bool(report.errors) or self.gate_closed(report))
+
+    def gate_closed(self, report: RunReport) -> bool:
+        """Whether `scan --graph`, the gate before a deploy, found threads the graph would
+        strand: then it exits 1, as a run with a failure does."""
+        from ..drift import DRIFT_CODES
+
+        stranded = any(report.findings.get(code) for code in DRIFT_CODES)
+        return self.entry.looks and self.args.graph is not None and stranded
 
     def exit_code(self, stopped: bool, failed: bool) -> int:
         """130 / 143 for a run a signal stopped (saying so on stderr), else 1 or 0."""

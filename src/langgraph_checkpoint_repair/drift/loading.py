@@ -76,6 +76,7 @@ def _module(where: str) -> Any:
     try:
         if is_file:
             return _file_module(Path(where))
+        _importable(Path.cwd())  # as `python -m` finds the operator's own packages
         return importlib.import_module(where)
     except GraphSpecError:
         raise

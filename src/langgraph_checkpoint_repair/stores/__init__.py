@@ -37,15 +37,6 @@ def _kind(saver: BaseCheckpointSaver[Any]) -> str:
     return "generic"
 
 
-def holds_js_threads(saver: BaseCheckpointSaver[Any]) -> bool:
-    """Whether the saver reads LangGraph.js's tables: their threads run a JS graph, which
-    no Python process can load and check them against."""
-    return any(
-        base.__module__.startswith("langgraph_checkpoint_repair.js.")
-        for base in type(saver).__mro__
-    )
-
-
 def stored_saver(saver: BaseCheckpointSaver[Any]) -> BaseCheckpointSaver[Any]:
     """The saver that holds the data: a wrapper (e.g. PatchingCheckpointer, whose
     loads show a repaired view) is looked through, so a run sees what is stored."""
