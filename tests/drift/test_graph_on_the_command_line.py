@@ -48,9 +48,7 @@ async def test_the_gate_the_repair_and_the_undo(kind: str, request: pytest.Fixtu
 def _langgraph_json(folder: Path) -> Path:
     """An Agent Server config whose graph file imports a sibling module."""
     (folder / "app").mkdir()
-    (folder / "app" / "shapes.py").write_text(
-        "from tests.support.release_graphs import asking\n"
-    )
+    (folder / "app" / "shapes.py").write_text("from tests.support.release_graphs import asking\n")
     (folder / "app" / "agent.py").write_text(
         "from shapes import asking\n\ndef make_graph():\n    return asking('ask2').compile()\n"
     )

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph.checkpoint.base import Checkpoint, CheckpointTuple, copy_checkpoint
-from langgraph.types import Send
 from xxhash import xxh3_128_hexdigest
 
 from ..engine.actions import RepairAction
@@ -166,6 +165,8 @@ def _sent_to(send: Any) -> Any:
 
 
 def _resent(send: Any, renames: Mapping[str, str]) -> Any:
+    from langgraph.types import Send  # the graph runtime, only where a send moves
+
     node = _sent_to(send)
     return Send(renames[node], send.arg) if node in renames else send
 
