@@ -22,7 +22,7 @@ DONE = {
 
 @pytest.mark.parametrize("shape", sorted(RENAMES))
 async def test_a_loaded_head_is_shown_retargeted_and_resumes(store: Store, shape: str) -> None:
-    config = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    config: Any = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
     await store.invoke(compiled(shape, 1, store.saver), {"topic": "x"}, config)
     stored = await store.get_tuple(store.saver, config)
     wrapped = PatchingCheckpointer(store.saver, renamed_nodes=RENAMES[shape])
@@ -44,8 +44,8 @@ async def test_by_id_answers_and_untouched_threads(store: Store) -> None:
     """An answer by the shown id reaches the new node; a thread of the new release
     loads through the wrapper as stored."""
     wrapped = PatchingCheckpointer(store.saver, renamed_nodes={"ask": "ask2"})
-    old = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
-    fresh = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    old: Any = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    fresh: Any = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
     await store.invoke(compiled("interrupt", 1, store.saver), {"topic": "x"}, old)
     new = compiled("interrupt", 2, wrapped)
     await store.invoke(new, {"topic": "y"}, fresh)

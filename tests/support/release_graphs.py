@@ -32,31 +32,31 @@ class SlimState(TypedDict, total=False):
     log: Annotated[list[str], operator.add]
 
 
-def _ask(state: dict[str, Any]) -> dict[str, Any]:
+def _ask(state: Any) -> dict[str, Any]:
     return {"answer": interrupt(QUESTION)}
 
 
-def _after(state: dict[str, Any]) -> dict[str, Any]:
+def _after(state: Any) -> dict[str, Any]:
     return {"log": [f"after {state.get('answer')}"]}
 
 
-def _plan(state: dict[str, Any]) -> dict[str, Any]:
+def _plan(state: Any) -> dict[str, Any]:
     return {"log": ["planned"], "extra": "kept"}
 
 
-def _plan_slim(state: dict[str, Any]) -> dict[str, Any]:
+def _plan_slim(state: Any) -> dict[str, Any]:
     return {"log": ["planned"]}
 
 
-def _act(state: dict[str, Any]) -> dict[str, Any]:
+def _act(state: Any) -> dict[str, Any]:
     return {"log": ["acted"]}
 
 
-def _fan(state: dict[str, Any]) -> dict[str, Any]:
+def _fan(state: Any) -> dict[str, Any]:
     return {"log": ["fanned"]}
 
 
-def _work(item: dict[str, Any]) -> dict[str, Any]:
+def _work(item: Any) -> dict[str, Any]:
     return {"log": [f"worked {item['n']}"]}
 
 
@@ -86,7 +86,7 @@ def fanning(work: str = "work") -> StateGraph[Any]:
     """`fan` sends two items to `work`: compiled with `interrupt_after=["fan"]`."""
     graph: StateGraph[Any] = StateGraph(State)
     graph.add_node("fan", _fan)
-    graph.add_node(work, _work)
+    graph.add_node(work, _work)  # type: ignore[arg-type]  # a Send carries its own input
     graph.add_edge(START, "fan")
     graph.add_conditional_edges("fan", lambda s: [Send(work, {"n": n}) for n in (1, 2)], [work])
     graph.add_edge(work, END)
