@@ -11,6 +11,7 @@ import pytest
 from langgraph.types import Command
 
 from langgraph_checkpoint_repair.batch import arepair_threads, aundo_run, repair_threads, undo_run
+from tests.support.asking_graphs import drivable
 from tests.support.release_graphs import QUESTION, RENAMES, compiled
 from tests.support.stores import Store
 
@@ -35,6 +36,8 @@ def _resume(shape: str) -> Any:
 
 
 async def _paused(store: Store, shape: str) -> Any:
+    if shape == "interrupt":
+        drivable(store)
     config = _config()
     await store.invoke(compiled(shape, 1, store.saver), {"topic": "x"}, config)
     return config
@@ -121,6 +124,7 @@ async def test_an_answer_by_the_shown_interrupt_id_reaches_the_new_node(store: S
 async def test_healthy_and_finished_threads_are_not_flagged(store: Store) -> None:
     """Threads paused under the new release, and a thread the old release finished:
     nothing the new graph would skip, so nothing found and nothing written."""
+    drivable(store)
     checked: list[tuple[str, list[str]]] = []
     for shape in SHAPES:
         config = _config()

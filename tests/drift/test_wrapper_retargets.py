@@ -10,6 +10,7 @@ import pytest
 from langgraph.types import Command
 
 from langgraph_checkpoint_repair import PatchingCheckpointer
+from tests.support.asking_graphs import drivable
 from tests.support.release_graphs import QUESTION, RENAMES, compiled
 from tests.support.stores import Store
 
@@ -22,6 +23,8 @@ DONE = {
 
 @pytest.mark.parametrize("shape", sorted(RENAMES))
 async def test_a_loaded_head_is_shown_retargeted_and_resumes(store: Store, shape: str) -> None:
+    if shape == "interrupt":
+        drivable(store)
     config: Any = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
     await store.invoke(compiled(shape, 1, store.saver), {"topic": "x"}, config)
     stored = await store.get_tuple(store.saver, config)
@@ -43,6 +46,7 @@ async def test_a_loaded_head_is_shown_retargeted_and_resumes(store: Store, shape
 async def test_by_id_answers_and_untouched_threads(store: Store) -> None:
     """An answer by the shown id reaches the new node; a thread of the new release
     loads through the wrapper as stored."""
+    drivable(store)
     wrapped = PatchingCheckpointer(store.saver, renamed_nodes={"ask": "ask2"})
     old: Any = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
     fresh: Any = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
