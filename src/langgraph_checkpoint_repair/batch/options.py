@@ -110,8 +110,15 @@ class RunOptions:
     @property
     def selection(self) -> Selection:
         channels, budget = tuple(self.channels), first_look_budget(self.policy)
+        shape = self.graph_shape
         return Selection(
-            channels, self.threads, self.shard, self.page_size, budget, waiting=self.waiting
+            channels,
+            self.threads,
+            self.shard,
+            self.page_size,
+            budget,
+            waiting=self.waiting,
+            graph_channels=None if shape is None else shape.all_channels(),
         )
 
     def arguments(self) -> dict[str, Any]:

@@ -32,6 +32,10 @@ class GraphShape:
     def triggers(self, node: str) -> tuple[str, ...]:
         return self.nodes.get(node, ())
 
+    def all_channels(self) -> frozenset[str]:
+        """Its channels and its subgraphs', however deep."""
+        return self.channels.union(*(sub.all_channels() for sub in self.subgraphs.values()))
+
 
 def shape_of(graph: Any) -> GraphShape:
     """The shape of a compiled graph (a `Pregel`), its subgraphs' too."""

@@ -81,6 +81,10 @@ class Selection:
     waiting: bool = False
     """The run lists the heads waiting on a human (an open interrupt): a store whose first
     look can (`lists_waiting`) sets each page head's `Head.waiting`."""
+    graph_channels: frozenset[str] | None = None
+    """With `--graph`, the channels of the graph and its subgraphs: a store whose first
+    look can clears a root head whose stored channels are all among them and that holds
+    no pending send (`Head.may_drift`); every other head is loaded and checked."""
 
     def takes(self, thread_id: str) -> bool:
         if self.threads is not None and thread_id not in self.threads:

@@ -41,6 +41,7 @@ from ..generic import AsyncGenericStore
 from . import base as sql
 from . import rewrite_sql as rw
 from . import shards
+from .drifting import drift_suspects
 
 
 class AsyncPostgresStore(AsyncGenericStore):
@@ -131,6 +132,8 @@ class AsyncPostgresStore(AsyncGenericStore):
         if not rows:
             return None
         read = sql.PageRows(rows, budget=selection.token_budget)
+        if selection.graph_channels is not None:
+            read.drifting = drift_suspects(found)
         for channel, keys in sql.walks_needed(rows).items():
             try:
                 walked = await self._rows(*sql.delta_walk_query(channel, keys), binary=True)

@@ -56,6 +56,7 @@ from ..first_look.plain import (
     walk_verdicts,
 )
 from .asking import stale_from_rows, waiting_heads
+from .drifting import may_drift
 from .shards import ThreadRange, first_cursor
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
@@ -132,7 +133,11 @@ SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob, b.channel,
         SELECT name FROM unnest(%(channels)s::text[]) AS name
         WHERE h.versions ? name AND h.counters ? name
     ) AS counted,
-    b.task_id, b.selected, b.asked, b.idx
+    b.task_id, b.selected, b.asked, b.idx,
+    CASE WHEN %(graph)s THEN ARRAY(
+        SELECT name FROM jsonb_object_keys(h.versions) AS name
+        WHERE name <> ALL(%(graph_channels)s::text[])
+    ) END AS unknown
 FROM heads h
 LEFT JOIN LATERAL (
     SELECT b.type, b.blob, b.channel, NULL::text AS task_id, TRUE AS selected,
@@ -264,6 +269,7 @@ class PageVerdicts:
     waiting: dict[HeadKey, WaitingHead] = field(default_factory=dict)
     answering: dict[HeadKey, tuple[StoredValue, ...]] = field(default_factory=dict)
     stale: dict[HeadKey, Any] = field(default_factory=dict)
+    drifting: set[HeadKey] | None = None
 
     def heads(self) -> list[Head]:
         return [
@@ -274,6 +280,7 @@ class PageVerdicts:
                 waiting=self.waiting.get(key),
                 writes=self.answering.get(key),
                 stale_since=self.stale.get(key),
+                may_drift=may_drift(key, self.drifting),
             )
             for key, broken in self.maybe_broken.items()
         ]
@@ -291,6 +298,8 @@ def heads_query(
     `start`)."""
     where, params = keyset_where(selection, after, within)
     params.update(page=selection.page_size, channels=list(selection.channels))
+    graph_channels = selection.graph_channels
+    params.update(graph=graph_channels is not None, graph_channels=sorted(graph_channels or ()))
     rows = f"{ASKING_ROW} OR {ANSWER_ROW}" if selection.waiting else ANSWER_ROW
     return _HEADS_SQL.format(where=where, asked=ASKED_SQL.format(rows=rows)), params
 
@@ -511,6 +520,8 @@ class PageRows:
     """The pending writes, as read, of each head that may hold a stale answer."""
     stale: dict[HeadKey, Any] = field(default_factory=dict)
     """The heads whose own writes prove their answer stale, with each head's time."""
+    drifting: set[HeadKey] | None = None
+    """With `--graph`, the heads it may strand (`drifting`); None without."""
     judge_plain: PlainJudge | None = None
     """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them under
     `budget`); None, judged here."""
@@ -576,6 +587,7 @@ def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
     page.waiting = read.waiting
     page.answering = read.answering
     page.stale = read.stale
+    page.drifting = read.drifting
     for channel in page.to_walk:
         walked = read.walks.get(channel)
         if isinstance(walked, Exception):
