@@ -40,6 +40,6 @@ def test_the_first_look_loads_only_what_the_graph_may_strand(pg_uri: str) -> Non
         assert all(head.may_drift for page in store_for(saver).pages(Selection()) for head in page)
 
         # Each suspect is one this graph strands: the threads of other graphs too.
-        report = repair_threads(saver, dry_run=True, min_idle=0, graph=new).to_json()
-        assert report["findings"] == {"node_missing": 3}
-        assert {t["thread_id"] for t in report["threads"]} == loaded
+        report = repair_threads(saver, dry_run=True, min_idle=0, graph=new)
+        assert report.to_json()["findings"] == {"node_missing": 3}
+        assert {thread.thread_id for thread in report.threads} == loaded
