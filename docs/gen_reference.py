@@ -233,6 +233,18 @@ KINDS: dict[str, tuple[str, str]] = {
         "by `PatchingCheckpointer` and by the batch job on PostgreSQL and SQLite, by default "
         '(`stale_resume="keep"` keeps it)',
     ),
+    "node_renamed": (
+        "a head's next work moved off a node the graph renamed: its branch channel, "
+        "pending Sends and open interrupt, re-keyed to the task and interrupt ids the new "
+        "graph computes (see [deploy a new graph version](../how-to/deploy-a-new-graph.md))",
+        "with `repair --graph SPEC --node-renamed OLD=NEW` (undoable), and on load with "
+        "`PatchingCheckpointer(saver, renamed_nodes=...)`",
+    ),
+    "channel_dropped": (
+        "a stored key the graph lacks, which would pause every resume, was dropped (its "
+        "value kept in the run's record; undo puts it back)",
+        "with `repair --graph SPEC`, on a graph with compiled interrupts",
+    ),
 }
 
 
@@ -263,7 +275,8 @@ def action_kinds_page() -> str:
             "Generated from `FINDING_CODES`. What is wrong with a head's stored bytes "
             "rather than its history: `scan --list` prints these codes after the action "
             "kinds, `scan --json` lists each finding under the thread's `findings` "
-            "(code, channel, task_id of a pending write, type, error) and counts heads "
+            "(code, channel, task_id of a pending write, type, error, and the node a "
+            "`node_missing` names) and counts heads "
             "by code under `findings`, and `show` prints one line each (see "
             "[threads that will not load](../how-to/unreadable-threads.md)).",
             "",
@@ -304,6 +317,18 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "`invoke(None)` hands it to that question (see [resume safely]"
         "(../how-to/resume-safely.md))",
         "a pending write of the null task, at a head waiting on a human",
+    ),
+    "node_missing": (
+        "the head's next work (a pull task, an open interrupt, a pause before a node, "
+        "pending Sends) names a node the graph given with `--graph` lacks: a resume ends "
+        "the thread without running it. The finding's `node` names it, its `error` gives "
+        "the question (see [deploy a new graph version](../how-to/deploy-a-new-graph.md))",
+        "a head with next work, with `--graph`; `scan --graph` exits 1",
+    ),
+    "channel_missing": (
+        "a stored key the graph lacks, on a graph with compiled interrupts: a resume never "
+        "marks it as seen, so every resume pauses again",
+        "a head with next work, with `--graph`; `scan --graph` exits 1",
     ),
 }
 

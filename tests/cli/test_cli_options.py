@@ -77,8 +77,8 @@ def test_help_documents_every_option_and_the_exit_codes(
         assert option in text
     for option in ("--channel", "--max-writes-per-second", "--json", "--verbose", "--allow-type"):
         assert option in text
-    assert "--type-moved" in text
-    assert text.count("(repeatable") == 6
+    assert "--type-moved" in text and "--graph SPEC" in text and "--node-renamed OLD=NEW" in text
+    assert text.count("(repeatable") == 7
     assert "LANGGRAPH_REPAIR_TARGET" in text and "LANGGRAPH_REPAIR_ALLOW_TYPES" in text
     assert "threads repaired at once (default 4)" in text
     assert "at most RATE repair writes per second" in text

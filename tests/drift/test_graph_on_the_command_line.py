@@ -27,6 +27,10 @@ async def test_the_gate_the_repair_and_the_undo(kind: str, request: pytest.Fixtu
         assert gate.returncode == 1, gate.stderr
         assert gate.stdout.split("\t")[-1].strip() == "node_missing"
         assert run_cli("scan", target, "--min-idle", "0", "--list").returncode == 0
+        shown = run_cli("show", target, "--thread", "paused", "--graph", GRAPH, "--json")
+        (finding,) = last_json(shown.stdout)["findings"]
+        assert (finding["code"], finding["node"]) == ("node_missing", "ask")
+        assert "ship it?" in finding["error"]
 
         repair = run_cli(
             "repair", target, "--graph", GRAPH, "--node-renamed", "ask=ask2",

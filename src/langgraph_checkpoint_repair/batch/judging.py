@@ -13,9 +13,8 @@ from langgraph.checkpoint.base import CheckpointTuple
 
 from ..decisions.plan import Assessment, assess, bytes_status, tuple_key
 from ..decoding.integrity import Finding, StoredValue
-from ..drift.findings import drift_findings
+from ..drift.findings import checked_findings
 from ..engine.media.history import history_limits
-from ..js.rows import is_js_checkpoint
 from ..stores import Head
 from ..targets.redact import first_line
 from ..waiting import waiting_head
@@ -77,17 +76,8 @@ class Judge:
         return self.options.graph is not None
 
     def with_drift(self, stored: CheckpointTuple, assessment: Assessment) -> Assessment:
-        """`assessment` with what the graph would skip or trap in the head (`drift`). A
-        LangGraph.js thread runs a JS graph, which cannot be loaded here: not checked."""
-        shape = self.options.graph_shape
-        if shape is None:
-            return assessment
-        if is_js_checkpoint(stored.checkpoint):
-            logger.info(
-                "not checked against the graph (a LangGraph.js thread): %r", assessment.thread_id
-            )
-            return assessment
-        found = drift_findings(stored, shape)
+        """`assessment` with what the graph would skip or trap in the head (`drift`)."""
+        found = checked_findings(stored, self.options.graph_shape)
         return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment
 
     def note_loaded(self, stored: CheckpointTuple) -> None:

@@ -18,6 +18,8 @@ from ..decisions.plan import assess, tuple_key
 from ..decoding.integrity import Finding, StoredValue
 from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, load_rebuilt, snapshot_value
+from ..drift.findings import checked_findings
+from ..drift.shape import as_shape
 from ..engine import RepairAction, RepairPolicy, is_synthetic
 from ..engine.media.blocks import summarized
 from ..engine.policy import DEFAULT_POLICY
@@ -112,8 +114,11 @@ def preview_thread(
     checkpoint_ns: str = "",
     channel: str = "messages",
     policy: RepairPolicy | None = None,
+    graph: Any = None,
 ) -> ThreadPreview:
-    """What `repair` would do to the head of `thread_id` now; writes nothing."""
+    """What `repair` would do to the head of `thread_id` now; writes nothing. With
+    `graph` (a `StateGraph`, a compiled graph or `drift.load_graph`'s shape), what that
+    graph would skip or trap in it is among the findings."""
     store = store_for(saver)
     with refusals() as refused:
         try:
@@ -129,6 +134,7 @@ def preview_thread(
     values = store.stored_values(tuple_key(tup)) if inspected else None
     findings = findings_of(values, refused, store.saver.serde, store.nul_matters)
     findings += stale_found(store, stored)
+    findings += checked_findings(stored, None if graph is None else as_shape(graph))
     preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
     types = store.row_types(thread_id, checkpoint_ns) if preview.writes else None
     return _format_checked(store.saver, stored, replace(preview, findings=findings), types)
@@ -141,6 +147,7 @@ async def apreview_thread(
     checkpoint_ns: str = "",
     channel: str = "messages",
     policy: RepairPolicy | None = None,
+    graph: Any = None,
 ) -> ThreadPreview:
     """The async twin of `preview_thread`."""
     store = astore_for(saver)
@@ -159,6 +166,7 @@ async def apreview_thread(
     values = await store.stored_values(tuple_key(tup)) if inspected else None
     findings = findings_of(values, refused, store.saver.serde, store.nul_matters)
     findings += await astale_found(store, stored)
+    findings += checked_findings(stored, None if graph is None else as_shape(graph))
     preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
     types = await store.row_types(thread_id, checkpoint_ns) if preview.writes else None
     return _format_checked(store.saver, stored, replace(preview, findings=findings), types)

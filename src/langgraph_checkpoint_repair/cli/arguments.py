@@ -88,7 +88,7 @@ def build_policy(settings: Sequence[str]) -> RepairPolicy:
 
 EXIT_CODES = """exit codes:
   0    success
-  1    some thread failed (listed under errors)
+  1    some thread failed (listed under errors), or scan --graph found one it would strand
   2    usage or connection error (one line on stderr; nothing written)
   130  stopped by SIGINT (Ctrl-C): writes in flight finished, summary printed
   143  stopped by SIGTERM: the same; run the command again to finish
@@ -158,6 +158,10 @@ def show_arguments(command: argparse.ArgumentParser) -> None:
         "--channel", default="messages", metavar="NAME", help="the message channel to show"
     )
     _add_policy(command)
+    command.add_argument(
+        "--graph", metavar="SPEC", help="also show what this graph would skip or trap in the "
+        "thread (as scan --graph takes it)",
+    )  # fmt: skip
 
 
 def types_arguments(command: argparse.ArgumentParser) -> None:
@@ -270,8 +274,8 @@ def run_options(args: argparse.Namespace, looks: bool) -> RunOptions:
 def graph_options(args: argparse.Namespace) -> dict[str, Any]:
     """`--graph` loaded and `--node-renamed` checked against it, before the store is
     opened: a mistake in either is one line (exit 2)."""
-    renamed = dict(_renamed(text) for text in args.node_renamed)
-    if args.graph is None:
+    renamed = dict(_renamed(text) for text in getattr(args, "node_renamed", ()))
+    if getattr(args, "graph", None) is None:
         if renamed:
             raise UsageError("--node-renamed needs --graph: the graph the node was renamed in")
         return {}

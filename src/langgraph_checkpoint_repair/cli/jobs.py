@@ -232,6 +232,7 @@ class Job:
             "checkpoint_ns": self.args.ns,
             "channel": self.args.channel,
             "policy": self.args.repair_policy,
+            "graph": self.args.graph_shape,
         }
 
     def types_settings(self) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from ..decoding.strict import quiet_langgraph_notices
 from ..stores import StoreNotReady
 from ..targets import AsyncFactory, TargetError, parse_target
 from ..targets.redact import RedactingFilter, scrub
-from .arguments import UsageError, allowed_types, run_options
+from .arguments import UsageError, allowed_types, graph_options, run_options
 from .commands import COMMANDS
 from .exits import EXIT_THREAD_FAILED, EXIT_USAGE, interrupted, output_closed, print_error
 from .jobs import Job
@@ -41,6 +41,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         args.allowed_types = allowed_types(args)
         entry = COMMANDS[args.command]
         options = run_options(args, entry.looks) if entry.runs else None
+        args.graph_shape = options.graph if options else graph_options(args).get("graph")
         signals = stop_on_signals() if entry.gentle else contextlib.nullcontext(StopRequest())
         with signals as stop:
             job = Job(args, options, out, stop)

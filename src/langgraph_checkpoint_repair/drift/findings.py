@@ -18,6 +18,7 @@ from langgraph.checkpoint.base import CheckpointTuple
 
 from ..decoding.integrity import Finding
 from ..in_flight import INTERRUPT_CHANNEL
+from ..js.rows import is_js_checkpoint
 from ..waiting import BRANCH_PREFIX, SENDS_CHANNEL, json_value, task_origins
 from .shape import GraphShape
 
@@ -88,6 +89,14 @@ def newer(version: Any, seen: Any) -> bool:
 
 def _listed(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def checked_findings(tup: CheckpointTuple, graph: GraphShape | None) -> tuple[Finding, ...]:
+    """`drift_findings` where a graph was given and the head is one of a Python graph: a
+    LangGraph.js thread (integer versions) runs a JS graph, which cannot be loaded here."""
+    if graph is None or is_js_checkpoint(tup.checkpoint):
+        return ()
+    return drift_findings(tup, graph)
 
 
 def drift_findings(tup: CheckpointTuple, graph: GraphShape) -> tuple[Finding, ...]:
