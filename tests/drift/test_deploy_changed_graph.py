@@ -12,7 +12,7 @@ from langgraph.types import Command
 
 from langgraph_checkpoint_repair.batch import arepair_threads, aundo_run, repair_threads, undo_run
 from tests.support.asking_graphs import drivable
-from tests.support.release_graphs import QUESTION, RENAMES, compiled
+from tests.support.release_graphs import QUESTION, RENAMES, compiled, nesting
 from tests.support.stores import Store
 
 SHAPES = ["interrupt", "pause", "sends", "extra"]
@@ -150,3 +150,21 @@ async def test_a_missing_node_without_a_rename_is_reported_and_left(store: Store
     report = await _run(store, graph=new)
     assert report["findings"] == {"node_missing": 1} and report["checkpoints_written"] == 0
     assert await store.get_tuple(store.saver, config) == head
+
+
+async def test_a_subgraph_whose_node_is_gone_is_reported_and_left(store: Store) -> None:
+    """The parent renamed the node that runs a subgraph: the thread's root head and the
+    subgraph's namespace are both `node_missing`; neither can be re-targeted (the
+    subgraph's checkpoints are keyed by the old task), so nothing is written."""
+    drivable(store)
+    config = _config()
+    await store.invoke(nesting("review").compile(checkpointer=store.saver), {"topic": "x"}, config)
+    heads = {
+        t.config["configurable"]["checkpoint_ns"] for t in await store.list(store.saver, config)
+    }
+    assert any(ns.startswith("review:") for ns in heads)  # the subgraph keeps its own
+    new = nesting("review2").compile()
+    report = await _run(store, graph=new, renamed_nodes={"review": "review2"})
+    assert report["findings"] == {"node_missing": 2} and report["checkpoints_written"] == 0
+    found = await _run(store, dry_run=True, graph=new)
+    assert found["findings"] == {"node_missing": 2}

@@ -3,17 +3,25 @@ left as the application left it (the run's write finds the head moved on)."""
 
 from __future__ import annotations
 
+import subprocess
 import uuid
+from subprocess import PIPE
 from typing import Any
 
 import pytest
 from langgraph.types import Command
 
 from langgraph_checkpoint_repair.batch import arepair_threads, repair_threads
-from tests.batch.test_batch_races import application_saver
+from tests.batch.test_batch_races import (
+    application_saver,
+    repair_command,
+    repairs_per_thread,
+    report_of,
+)
 from tests.support.asking_graphs import drivable
+from tests.support.cli_runs import last_json, run_cli
 from tests.support.release_graphs import compiled
-from tests.support.stores import Store
+from tests.support.stores import Store, cli_store
 
 
 class ResumeOnLoad:
@@ -72,3 +80,35 @@ async def test_the_application_resumes_mid_run_and_wins(
     assert report.skipped == {"moved_on": 1} and report.checkpoints_written == 0
     state = await store.get_state(compiled("interrupt", 2, store.saver), config)
     assert state.next == () and state.values["log"] == ["after yes"]
+
+
+PAUSED = 12
+
+
+@pytest.mark.parametrize("kind", ["postgres", "sqlite"])
+async def test_shards_split_the_gate_and_two_runs_retarget_each_thread_once(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    """Two shards' gates add up to the whole store's; two runs at once (real processes)
+    move each thread's work exactly once."""
+    graph = "tests.support.release_graphs:release_2_asking"
+    with cli_store(kind, request) as (target, store):
+        old = compiled("interrupt", 1, store.saver)
+        threads = [f"paused-{n:02d}" for n in range(PAUSED)]
+        for thread_id in threads:
+            await store.invoke(old, {"topic": "x"}, {"configurable": {"thread_id": thread_id}})
+        looks = ["--graph", graph, "--min-idle", "0", "--json"]
+        shards = [run_cli("scan", target, *looks, "--shard", f"{k}/2") for k in (0, 1)]
+        found = [last_json(shard.stdout)["findings"].get("node_missing", 0) for shard in shards]
+        assert sum(found) == PAUSED
+        assert [shard.returncode for shard in shards] == [1 if n else 0 for n in found]
+
+        command = [*repair_command(target), *looks, "--node-renamed", "ask=ask2"]
+        runs = [subprocess.Popen(command, stdout=PIPE, stderr=PIPE, text=True) for _ in "ab"]
+        reports = [report_of(run) for run in runs]
+        assert repairs_per_thread(store.saver) == {t: 1 for t in threads}
+        assert sum(r["threads_repaired"] for r in reports) == PAUSED
+        new = compiled("interrupt", 2, store.saver)
+        for thread_id in threads:
+            state = await store.get_state(new, {"configurable": {"thread_id": thread_id}})
+            assert state.next == ("ask2",) and len(state.interrupts) == 1

@@ -113,3 +113,39 @@ async def test_mistakes_are_one_line_and_write_nothing(
     assert done.returncode == 2
     assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr and sqlite_rows(path) == before
+
+
+async def test_a_thread_in_a_foreign_format_is_reported_not_retargeted(tmp_path: Path) -> None:
+    """A paused thread whose older checkpoint row holds a serializer type unknown here:
+    reported `foreign_format`, every row as it was; a plain one is re-targeted."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path / "threads.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        old = compiled("interrupt", 1, saver)
+        for thread in ("plain", "planted"):
+            await Store(saver, False).invoke(old, {"topic": "x"}, _config_of(thread))
+        planted = saver.get_tuple(_config_of("planted"))
+    assert planted is not None and planted.parent_config is not None
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "UPDATE checkpoints SET type = 'bson' WHERE thread_id = 'planted' "
+            "AND checkpoint_id = ?",
+            (planted.parent_config["configurable"]["checkpoint_id"],),
+        )
+    conn.close()
+    before = sqlite_rows(path)
+    done = run_cli(
+        "repair", f"sqlite:///{path}", "--graph", GRAPH, "--node-renamed", "ask=ask2",
+        "--min-idle", "0", "--json",
+    )  # fmt: skip
+    report = last_json(done.stdout)
+    assert report["skipped"] == {"foreign_format": 1} and report["threads_repaired"] == 1
+    planted_rows = [row for row in before if row[:1] == ("planted",)]
+    assert [row for row in sqlite_rows(path) if row[:1] == ("planted",)] == planted_rows
+
+
+def _config_of(thread_id: str) -> Any:
+    return {"configurable": {"thread_id": thread_id}}

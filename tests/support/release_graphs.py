@@ -107,6 +107,16 @@ def compiled(shape: str, release: int, checkpointer: Any = None) -> Any:
     return pausing("act", state).compile(checkpointer=checkpointer, interrupt_before=["act"])
 
 
+def nesting(review: str = "review") -> StateGraph[Any]:
+    """`review` runs a subgraph whose `ask` asks a human; `after` logs the answer."""
+    graph: StateGraph[Any] = StateGraph(State)
+    graph.add_node(review, asking("ask").compile())
+    graph.add_node("after", _after)
+    graph.add_edge(START, review)
+    graph.add_edge(review, "after")
+    return graph
+
+
 RENAMES = {"interrupt": {"ask": "ask2"}, "pause": {"act": "act2"}, "sends": {"work": "work2"}}
 """What release 2 renamed, by shape (the removed key needs no rename)."""
 
