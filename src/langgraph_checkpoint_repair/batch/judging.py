@@ -15,6 +15,7 @@ from ..decisions.plan import Assessment, assess, bytes_status, tuple_key
 from ..decoding.integrity import Finding, StoredValue
 from ..drift.findings import checked_findings
 from ..engine.media.history import history_limits
+from ..js.rows import is_js_checkpoint
 from ..stores import Head
 from ..targets.redact import first_line
 from ..waiting import waiting_head
@@ -24,6 +25,10 @@ from .stale import STALE_FOUND, may_drop_answer
 from .stored_bytes import findings_of, moved_types_repair, needs_inspection, unreadable
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
+JS_UNCHECKED = (
+    "LangGraph.js threads are not checked against --graph: their graph is a JavaScript "
+    "one, which cannot be loaded here"
+)
 
 
 class Judge:
@@ -34,6 +39,7 @@ class Judge:
         self.options = options
         self.ledger = ledger
         self.report = ledger.report
+        self.js_unchecked = False
 
     def take_page(self, page: list[Head]) -> list[Head]:
         """The page's heads to load; those the first look cleared count as scanned now,
@@ -76,8 +82,18 @@ class Judge:
         return self.options.graph is not None
 
     def with_drift(self, stored: CheckpointTuple, assessment: Assessment) -> Assessment:
-        """`assessment` with what the graph would skip or trap in the head (`drift`)."""
-        found = checked_findings(stored, self.options.graph_shape)
+        """`assessment` with what the graph would skip or trap in the head (`drift`). A
+        LangGraph.js thread runs a JS graph, which cannot be loaded here: the run says so
+        (once) and leaves it unchecked."""
+        shape = self.options.graph_shape
+        if shape is None:
+            return assessment
+        if is_js_checkpoint(stored.checkpoint):
+            if not self.js_unchecked:
+                logger.warning(JS_UNCHECKED)
+            self.js_unchecked = True
+            return assessment
+        found = checked_findings(stored, shape)
         return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment
 
     def note_loaded(self, stored: CheckpointTuple) -> None:
