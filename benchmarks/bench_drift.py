@@ -8,7 +8,7 @@ kept (`keep`). The threads were written by release 1 of a real graph
 (`StateGraph(MessagesState)`, its router sending each thread to one of the two nodes).
 
 Then, their order rotating, `--rounds` times: `scan --json` and `scan --graph
-<this file>:release_two --json` of the store. It prints each round's ratio and the
+drift_graph.py:release_two --json` of the store. It prints each round's ratio and the
 medians' (goal: at most 1.15x), and the database's reads of one run of each (tuples:
 tup_returned + tup_fetched; buffers: blks_hit + blks_read, from pg_stat_database).
 The graph scan must find every thread paused in the renamed node, and exit 1 for them
@@ -24,15 +24,16 @@ import json
 import statistics
 import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 from bench_engine import make_history
 from bench_scale import COLUMNS, COMMAND, MESSAGES, Reads, bench_database, database_reads
 from bench_scale import seed as seed_store
+from drift_graph import release
 from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.types import interrupt
 
+GRAPH_FILE = Path(__file__).with_name("drift_graph.py")
 PAUSED_EVERY = 200  # of every 200 heads: one in the renamed node, one in the kept one (1%)
 TABLES = {
     **COLUMNS,
@@ -49,28 +50,6 @@ JOIN {table} ON thread_id = CASE
     WHEN n %% {every} = 101 THEN 'template-kept'
     ELSE 'template-clean' END
 ORDER BY n"""
-
-
-def _ask(state: MessagesState) -> dict[str, Any]:
-    return {"messages": [("ai", str(interrupt("approve the refund?")))]}
-
-
-def release(ask: str) -> Any:
-    """The application: its router sends a thread to `ask` (release 1: "ask", release 2:
-    "ask2") or to `keep`; both ask a human."""
-    graph: StateGraph[Any] = StateGraph(MessagesState)
-    graph.add_node(ask, _ask)
-    graph.add_node("keep", _ask)
-
-    def route(state: MessagesState) -> str:
-        return ask if state["messages"][-1].content == "renamed" else "keep"
-
-    graph.add_conditional_edges(START, route, [ask, "keep"])
-    return graph.compile()
-
-
-release_two = release("ask2")
-"""The graph `scan --graph` checks the store against."""
 
 
 def write_paused(saver: PostgresSaver) -> None:
@@ -94,7 +73,7 @@ def scan(uri: str, graph: bool) -> tuple[float, dict[str, Any]]:
     """One `scan` command: its wall time and summary (a graph scan exits 1: it finds)."""
     argv = [*COMMAND, uri, "--min-idle", "0", "--json"]
     if graph:
-        argv += ["--graph", f"{__file__}:release_two"]
+        argv += ["--graph", f"{GRAPH_FILE}:release_two"]
     start = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True)
     wall = time.perf_counter() - start

@@ -107,6 +107,21 @@ def compiled(shape: str, release: int, checkpointer: Any = None) -> Any:
     return pausing("act", state).compile(checkpointer=checkpointer, interrupt_before=["act"])
 
 
+def _ask_twice(state: Any) -> dict[str, Any]:
+    first, second = interrupt("first?"), interrupt("second?")
+    return {"answer": f"{first}+{second}"}
+
+
+def asking_twice(ask: str = "ask") -> StateGraph[Any]:
+    """`ask` asks two questions in one task; `after` logs the answers."""
+    graph: StateGraph[Any] = StateGraph(State)
+    graph.add_node(ask, _ask_twice)
+    graph.add_node("after", _after)
+    graph.add_edge(START, ask)
+    graph.add_edge(ask, "after")
+    return graph
+
+
 def nesting(review: str = "review") -> StateGraph[Any]:
     """`review` runs a subgraph whose `ask` asks a human; `after` logs the answer."""
     graph: StateGraph[Any] = StateGraph(State)

@@ -69,6 +69,12 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
     be rebuilt here is logged, or raised, as `policy.lost_types` says. Over PostgreSQL,
     pending writes of text holding U+0000 load with U+FFFD instead, so they can be
     stored.
+
+    `renamed_nodes` (`{"ask": "review"}`, nodes a new release renamed) shows a loaded
+    root head whose next work names an old node with that work moved to the new one
+    (its branch channel, pending Sends, open interrupt re-keyed to the ids the new
+    graph computes), as `repair --node-renamed` writes it: a rolling deploy resumes
+    threads paused under the old release before any batch run.
     """
 
     saver: BaseCheckpointSaver[Any]

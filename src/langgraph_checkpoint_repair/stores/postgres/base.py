@@ -122,7 +122,11 @@ _HEADS_SQL = """
 WITH heads AS (
     SELECT DISTINCT ON (thread_id, checkpoint_ns)
         thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions,
-        metadata -> 'counters_since_delta_snapshot' AS counters
+        metadata -> 'counters_since_delta_snapshot' AS counters,
+        CASE WHEN %(graph)s THEN NULLIF(ARRAY(
+            SELECT name FROM jsonb_object_keys(checkpoint -> 'channel_versions') AS name
+            WHERE name <> ALL(%(graph_channels)s::text[])
+        ), '{{}}') END AS unknown
     FROM checkpoints
     WHERE {where}
     ORDER BY thread_id DESC, checkpoint_ns DESC, checkpoint_id DESC
@@ -133,11 +137,7 @@ SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob, b.channel,
         SELECT name FROM unnest(%(channels)s::text[]) AS name
         WHERE h.versions ? name AND h.counters ? name
     ) AS counted,
-    b.task_id, b.selected, b.asked, b.idx,
-    CASE WHEN %(graph)s THEN ARRAY(
-        SELECT name FROM jsonb_object_keys(h.versions) AS name
-        WHERE name <> ALL(%(graph_channels)s::text[])
-    ) END AS unknown
+    b.task_id, b.selected, b.asked, b.idx, h.unknown
 FROM heads h
 LEFT JOIN LATERAL (
     SELECT b.type, b.blob, b.channel, NULL::text AS task_id, TRUE AS selected,
