@@ -8,6 +8,7 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint
 from langgraph.types import Command, Send
 
+from langgraph_checkpoint_repair.batch import arepair_threads, aundo_run, repair_threads, undo_run
 from langgraph_checkpoint_repair.drift.findings import next_work
 from langgraph_checkpoint_repair.drift.retarget import retargeted_view
 from tests.support.asking_graphs import drivable
@@ -24,8 +25,6 @@ async def test_a_second_question_moves_with_the_answer_to_the_first(store: Store
     await store.invoke(old, {"topic": "x"}, config)
     await store.invoke(old, Command(resume="one"), config)
     assert [i.value for i in (await store.get_state(old, config)).interrupts] == ["second?"]
-    from langgraph_checkpoint_repair.batch import arepair_threads, repair_threads
-
     settings: Any = {"min_idle": 0, "graph": asking_twice("ask2"), "renamed_nodes": {"ask": "ask2"}}
     if store.is_async:
         await arepair_threads(store.saver, **settings)
@@ -51,3 +50,36 @@ def test_pending_sends_of_a_format_3_checkpoint_move() -> None:
     sends = moved.checkpoint["pending_sends"]  # type: ignore[typeddict-item]
     assert [(s.node, s.arg) for s in sends] == [("work2", {"n": 1}), ("other", {"n": 2})]
     assert [s.node for s in tup.checkpoint["pending_sends"]] == ["work", "other"]  # type: ignore[typeddict-item]
+
+
+async def test_a_stale_answer_is_left_behind_and_undo_puts_it_back(store: Store) -> None:
+    """A head holding a stale answer (the null task's, already taken) and a renamed node:
+    the checkpoint moving its work leaves the answer behind, so the new graph asks the
+    second question again; undo puts the answer back with the work."""
+    drivable(store)
+    config: Any = {"configurable": {"thread_id": "stale-twice"}}
+    old = asking_twice("ask").compile(checkpointer=store.saver)
+    await store.invoke(old, {"topic": "x"}, config)
+    await store.invoke(old, Command(resume="one"), config)
+    null_answers = _null_writes(await store.get_tuple(store.saver, config))
+    assert null_answers  # LangGraph keeps the taken answer: it is stale
+    settings: Any = {"min_idle": 0, "graph": asking_twice("ask2"), "renamed_nodes": {"ask": "ask2"}}
+    report = (
+        await arepair_threads(store.saver, **settings)
+        if store.is_async
+        else repair_threads(store.saver, **settings)
+    )
+    assert report.actions == {"node_renamed": 1, "resume_dropped": 1}
+    assert _null_writes(await store.get_tuple(store.saver, config)) == []
+    undone = (
+        await aundo_run(store.saver, report.run_id)
+        if store.is_async
+        else undo_run(store.saver, report.run_id)
+    )
+    assert undone.threads_restored == 1
+    assert _null_writes(await store.get_tuple(store.saver, config)) == null_answers
+    assert [i.value for i in (await store.get_state(old, config)).interrupts] == ["second?"]
+
+
+def _null_writes(tup: Any) -> list[Any]:
+    return [w[1:] for w in tup.pending_writes if w[0] == "00000000-0000-0000-0000-000000000000"]

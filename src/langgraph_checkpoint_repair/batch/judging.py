@@ -71,8 +71,10 @@ class Judge:
     def stale_by_look(self, head: Head) -> Assessment | None:
         """The assessment of a head the first look cleared but for a stale answer its
         own writes prove (`Head.stale_since`), judged without loading it; None for any
-        other head."""
+        other head (one the graph may strand is loaded and checked for both)."""
         if head.maybe_broken or head.stale_since is None or not self.look_suffices:
+            return None
+        if self.checks_graph and head.may_drift:
             return None
         return Assessment(*head.key, status="clean", broken=False, findings=STALE_FOUND)
 

@@ -23,10 +23,18 @@ from ..decisions.plan import (
     written_after,
 )
 from ..decisions.rewind import AncestorWalk, left_unreadable, rewind_assessment, rewind_checkpoint
-from ..decisions.rewrites import RewritePlan, nul_rewrites, stale_answer_drop
+from ..decisions.rewrites import (
+    InPlaceChanges,
+    RewritePlan,
+    nul_rewrites,
+    repair_changes,
+    stale_answer_drop,
+)
 from ..decoding.integrity import StoredValue
 from ..drift.retarget import GRAPH_CHANNEL
-from ..drift.writing import DriftFix, drift_fix, retarget_on_top
+from ..drift.writing import DriftFix, drift_fix, node_triggers, retarget_on_top
+from ..engine.actions import RepairAction
+from ..stale_answers import RESUME_CHANNEL
 from ..stores import Head
 from ..stores.formats import format_finding
 from .ancestors import Loaded
@@ -34,6 +42,8 @@ from .ledger import Ledger
 from .options import Decision, RunOptions, outcome_before_writing
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
+ANSWER_LEFT = RepairAction("resume_dropped", None, None, 0, "left behind by the re-targeting")
+"""A stale answer a checkpoint moving the head's work does not carry (undo puts it back)."""
 
 
 class Planner:
@@ -44,6 +54,12 @@ class Planner:
         self.options = options
         self.report = ledger.report
         self.quota = ledger.quota
+
+    @property
+    def changes(self) -> InPlaceChanges:
+        """What the run may do to pending-write rows (the privileges it is checked for)."""
+        o = self.options
+        return repair_changes(o.policy.stale_resume, moves_work=o.graph is not None)
 
     @property
     def rewinding(self) -> bool:
@@ -137,18 +153,23 @@ class Planner:
         dropping the channels it lacks that trap its interrupts (`fix`), checked against
         the formats of the thread's rows (`types`); None when no write is due (the head
         is recorded, with why)."""
-        o, shape, saver = self.options, self.options.graph_shape, self.store.saver
-        assert shape is not None  # `drift_fix` found one
-        detail = {"kind": "repair"}
-        made = retarget_on_top(tup, fix, shape.triggers, saver.get_next_version, detail, o.run_id)
+        o, saver = self.options, self.store.saver
+        triggers = node_triggers(o.graph_shape, assessment.checkpoint_ns)
+        stale = o.policy.stale_resume == "drop" and any(
+            finding.code == "stale_resume" for finding in assessment.findings
+        )
+        made = retarget_on_top(
+            tup, fix, triggers, saver.get_next_version, {"kind": "repair"}, o.run_id, stale
+        )
         if isinstance(made, str):
             logger.info("not re-targeted thread=%r ns=%r: %s", *tuple_key(tup)[:2], made)
             self.due(assessment)
             return None
-        new, actions = made
+        new, moved = made
+        actions = {GRAPH_CHANNEL: moved, **({RESUME_CHANNEL: (ANSWER_LEFT,)} if stale else {})}
         recent = written_after(tup.checkpoint.get("ts"), o.started - o.idle)
         status: Status = "recent" if recent else "repair"
-        assessment = replace(assessment, status=status, actions={GRAPH_CHANNEL: actions})
+        assessment = replace(assessment, status=status, actions=actions)
         new.metadata[DETAIL_KEY].update(repair_detail(assessment))
         if status == "repair":
             assessment = self.format_checked(tup, assessment, types)

@@ -14,7 +14,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from ..decisions.plan import Assessment, NewCheckpoint
 from ..decisions.races import head_moved
-from ..decisions.rewrites import RewritePlan, repair_changes
+from ..decisions.rewrites import RewritePlan
 from ..decoding.strict import refusals
 from ..delta import aload_rebuilt, load_rebuilt
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
@@ -102,7 +102,7 @@ class _SyncRun(_Run):
     def run(self) -> RunReport:
         with self.ledger.ending(), ThreadPoolExecutor(self.options.concurrency) as pool:
             if not self.options.dry_run:
-                self.store.ready_to_write(repair_changes(self.options.policy.stale_resume))
+                self.store.ready_to_write(self.plan.changes)
                 self.store.begin_run(self.options.run_id, self.command, self.options.arguments())
             for page in self.store.pages(self.options.selection):
                 list(pool.map(self.process, self.judge.take_page(page)))
@@ -208,7 +208,7 @@ class _AsyncRun(_Run):
         with self.ledger.ending():
             o, gate = self.options, asyncio.Semaphore(self.options.concurrency)
             if not o.dry_run:
-                await self.store.ready_to_write(repair_changes(self.options.policy.stale_resume))
+                await self.store.ready_to_write(self.plan.changes)
                 await self.store.begin_run(o.run_id, self.command, o.arguments())
             async for page in self.store.pages(o.selection):
                 await asyncio.gather(

@@ -80,7 +80,7 @@ class _SyncUndo:
         entries = list(store.repairs_of(report.undo_of))
         rewrites = store.rewrites_of(report.undo_of)
         known_repairs(report.undo_of, entries, rewrites)
-        store.ready_to_write(undo_changes(rewrites))
+        store.ready_to_write(undo_changes(rewrites, any(e.moved_work for e in entries)))
         store.begin_run(report.run_id, "undo", {"undo_of": report.undo_of})
         for entry in entries:
             if self.ledger.stopping():
@@ -127,7 +127,7 @@ class _AsyncUndo:
         entries = [entry async for entry in store.repairs_of(report.undo_of)]
         rewrites = await store.rewrites_of(report.undo_of)
         known_repairs(report.undo_of, entries, rewrites)
-        await store.ready_to_write(undo_changes(rewrites))
+        await store.ready_to_write(undo_changes(rewrites, any(e.moved_work for e in entries)))
         await store.begin_run(report.run_id, "undo", {"undo_of": report.undo_of})
         for entry in entries:
             if self.ledger.stopping():

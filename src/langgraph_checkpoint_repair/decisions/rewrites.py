@@ -179,22 +179,27 @@ class InPlaceChanges:
     delete: bool = False
     """Delete a write (a stale answer dropped)."""
     insert: bool = False
-    """Insert a deleted write again (undoing a dropped answer)."""
+    """Insert writes: a deleted one again (undoing a dropped answer), or a head's pending
+    writes under the task ids of the checkpoint that moves its work (`drift`; LangGraph
+    puts an interrupt's with an upsert, which also asks UPDATE)."""
 
 
-def repair_changes(stale_resume: str) -> InPlaceChanges:
+def repair_changes(stale_resume: str, moves_work: bool = False) -> InPlaceChanges:
     """A repair run's: text holding U+0000 is always rewritten; a stale answer is deleted
-    unless the policy keeps it (`stale_resume=keep`)."""
-    return InPlaceChanges(update=True, delete=stale_resume == "drop")
+    unless the policy keeps it (`stale_resume=keep`); with a graph (`moves_work`), a
+    head's pending writes may be put again under new task ids."""
+    return InPlaceChanges(update=True, delete=stale_resume == "drop", insert=moves_work)
 
 
-def undo_changes(writes: Iterable[WriteRewrite]) -> InPlaceChanges:
+def undo_changes(writes: Iterable[WriteRewrite], moves_work: bool = False) -> InPlaceChanges:
     """An undo's, read off what the run it undoes changed: its rewritten bytes are put
-    back, its deleted writes inserted again."""
+    back, its deleted writes inserted again, the work it moved moved back (`moves_work`:
+    pending writes put under the old task ids)."""
     listed = list(writes)
+    rewritten = any(w.original is not None and w.rewritten is not None for w in listed)
     return InPlaceChanges(
-        update=any(w.original is not None and w.rewritten is not None for w in listed),
-        insert=any(w.rewritten is None for w in listed),
+        update=rewritten or moves_work,
+        insert=any(w.rewritten is None for w in listed) or moves_work,
     )
 
 

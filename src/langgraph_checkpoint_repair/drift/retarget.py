@@ -21,6 +21,7 @@ from xxhash import xxh3_128_hexdigest
 
 from ..engine.actions import RepairAction
 from ..in_flight import INTERRUPT_CHANNEL
+from ..stale_answers import RESUME_CHANNEL
 from ..waiting import BRANCH_PREFIX, PULL, SENDS_CHANNEL, TaskOrigin, task_id, task_origins
 from .findings import NULL_TASK_ID, newer, next_work
 
@@ -59,13 +60,15 @@ def retarget(
     drops: Collection[str] = (),
     triggers: Triggers = branch_triggers,
     next_version: NextVersion | None = None,
+    drop_answer: bool = False,
 ) -> Retargeted | str:
     """`target` (a copy of the head, with the id it is written or shown under, at step
     `target_step`) with the head's work on each renamed node moved to its new name and
     `drops` removed; a sentence saying why not where a pending write cannot follow.
 
     With `next_version`, every changed channel gets a new version (a checkpoint written
-    on top); without, versions stay (the loaded head shown re-targeted).
+    on top); without, versions stay (the loaded head shown re-targeted). With
+    `drop_answer`, the null task's answer (a stale one) does not follow.
     """
     moved = _Moves(target, next_version)
     for old, new in renames.items():
@@ -74,6 +77,8 @@ def retarget(
     for channel in drops:
         moved.drop(channel)
     writes = _rekeyed_writes(tup, target, target_step, renames, triggers)
+    if drop_answer and not isinstance(writes, str):
+        writes = tuple(w for w in writes if (w[0], w[1]) != (NULL_TASK_ID, RESUME_CHANNEL))
     if isinstance(writes, str):
         return writes
     target["updated_channels"] = moved.updated(tup.checkpoint.get("updated_channels"))
@@ -84,10 +89,10 @@ class _Moves:
     """The channel moves on one target checkpoint, with what they changed."""
 
     def __init__(self, target: Checkpoint, next_version: NextVersion | None) -> None:
+        self.target: dict[str, Any] = target  # type: ignore[assignment]
         self.values = target["channel_values"]
         self.versions = target["channel_versions"]
         self.seen = target["versions_seen"]
-        self.pending_sends: list[Any] | None = target.get("pending_sends")  # type: ignore[assignment]
         self.next_version = next_version
         self.current = max(self.versions.values(), default=None)
         self.changed: dict[str, Any] = {}
@@ -130,10 +135,10 @@ class _Moves:
             self.values[SENDS_CHANNEL] = [_resent(s, renames) for s in sends]
             self.advance(SENDS_CHANNEL, self.versions.get(SENDS_CHANNEL))
             self.moved.update((s.node, renames[s.node]) for s in sends if _sent_to(s) in renames)
-        legacy = self.pending_sends
-        if legacy and any(_sent_to(s) in renames for s in legacy):
+        legacy = self.target.get("pending_sends")  # a checkpoint stored before format 4
+        if isinstance(legacy, list) and any(_sent_to(s) in renames for s in legacy):
             self.moved.update((s.node, renames[s.node]) for s in legacy if _sent_to(s) in renames)
-            legacy[:] = [_resent(s, renames) for s in legacy]
+            self.target["pending_sends"] = [_resent(s, renames) for s in legacy]
 
     def drop(self, channel: str) -> None:
         self.values.pop(channel, None)

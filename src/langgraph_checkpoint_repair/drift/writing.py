@@ -12,13 +12,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
 
 from ..decisions.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top
 from ..decoding.integrity import Finding
 from ..engine.actions import RepairAction
 from ..waiting import json_value
+from .findings import NULL_TASK_ID, graph_at
 from .retarget import NextVersion, Triggers, branch_triggers, retarget
+from .shape import GraphShape
 
 DriftFix = tuple[dict[str, str], list[str]]
 """The renames (OLD to NEW) and the channels to drop that answer a head's findings."""
@@ -40,6 +42,15 @@ def drift_fix(
     return {old: renames[old] for old in missing if old is not None}, drops
 
 
+def node_triggers(graph: GraphShape | None, checkpoint_ns: str) -> Triggers:
+    """The triggers LangGraph hashes for a node of the graph that runs `checkpoint_ns`
+    (a subgraph's, for a subgraph's head); a node it does not know, its branch channel."""
+    found = None if graph is None else graph_at(graph, checkpoint_ns)
+    if not isinstance(found, GraphShape):
+        return branch_triggers
+    return lambda node: found.triggers(node) or branch_triggers(node)
+
+
 def retarget_on_top(
     head: CheckpointTuple,
     fix: DriftFix,
@@ -47,9 +58,11 @@ def retarget_on_top(
     next_version: NextVersion,
     detail: Mapping[str, Any],
     run_id: str,
+    drop_answer: bool = False,
 ) -> tuple[NewCheckpoint, tuple[RepairAction, ...]] | str:
     """A checkpoint on top of `head` with its work moved (`drift_fix`), and what moved;
-    a sentence saying why not where a pending write cannot follow."""
+    a sentence saying why not where a pending write cannot follow. With `drop_answer`,
+    the head's stale answer is left behind (its undo puts it back from the head)."""
     renames, drops = fix
     new = checkpoint_on_top(head, {}, next_version, detail, run_id)
     dropped = {name: json_value(head.checkpoint["channel_values"].get(name)) for name in drops}
@@ -61,6 +74,7 @@ def retarget_on_top(
         drops=drops,
         triggers=triggers,
         next_version=next_version,
+        drop_answer=drop_answer,
     )
     if isinstance(moved, str):
         return moved
@@ -95,18 +109,29 @@ def undo_retarget(
     if isinstance(moved, str):
         return moved
     versions = dict(moved.new_versions)
-    stored = source.checkpoint
     for name in done["dropped"]:
-        if name in stored["channel_versions"]:
-            new.checkpoint["channel_versions"][name] = versions[name] = stored["channel_versions"][
-                name
-            ]
-        if name in stored["channel_values"]:
-            new.checkpoint["channel_values"][name] = stored["channel_values"][name]
-        for node, seen in stored["versions_seen"].items():
-            if name in seen:
-                new.checkpoint["versions_seen"].setdefault(node, {})[name] = seen[name]
-    return replace(new, new_versions=versions, writes=moved.writes)
+        _put_back(name, source.checkpoint, new.checkpoint, versions)
+    carried = {(task, channel) for task, channel, _ in moved.writes}
+    answers = [  # what the repair left behind of the null task's (a stale answer)
+        write
+        for write in source.pending_writes or ()
+        if write[0] == NULL_TASK_ID and (write[0], write[1]) not in carried
+    ]
+    return replace(new, new_versions=versions, writes=(*moved.writes, *answers))
+
+
+def _put_back(
+    channel: str, stored: Checkpoint, restored: Checkpoint, versions: dict[str, Any]
+) -> None:
+    """A channel the repair dropped, as the source held it: value, version, seen."""
+    if channel in stored["channel_versions"]:
+        versions[channel] = stored["channel_versions"][channel]
+        restored["channel_versions"][channel] = versions[channel]
+    if channel in stored["channel_values"]:
+        restored["channel_values"][channel] = stored["channel_values"][channel]
+    for node, seen in stored["versions_seen"].items():
+        if channel in seen:
+            restored["versions_seen"].setdefault(node, {})[channel] = seen[channel]
 
 
 def is_retarget(metadata: Mapping[str, Any]) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -100,6 +100,9 @@ class RepairEntry:
     checkpoint_ns: str
     source_checkpoint_id: str
     repair_checkpoint_id: str
+    moved_work: bool = field(default=False, compare=False)
+    """The repair moved the head's work off a renamed node (`drift`), so its undo puts
+    pending writes (PostgreSQL's audit says; elsewhere the checkpoint does, on load)."""
 
 
 def entry_from_metadata(tup: CheckpointTuple, run_id: str) -> RepairEntry | None:

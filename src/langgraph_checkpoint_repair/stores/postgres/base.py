@@ -104,7 +104,8 @@ ON CONFLICT DO NOTHING"""
 FINISH_RUN_SQL = """
 UPDATE langgraph_repair_runs SET finished_at = now(), summary = %s WHERE run_id = %s"""
 REPAIRS_OF_SQL = """
-SELECT thread_id, checkpoint_ns, source_checkpoint_id, repair_checkpoint_id
+SELECT thread_id, checkpoint_ns, source_checkpoint_id, repair_checkpoint_id,
+    actions ? '__graph__' AS moved_work
 FROM langgraph_repair_threads WHERE run_id = %s ORDER BY thread_id, checkpoint_ns"""
 PROBE_SQL = "SELECT 1 FROM checkpoints LIMIT 1"
 RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
@@ -672,7 +673,7 @@ def rewrote_in_place(row: Sequence[Any]) -> bool:
 
 
 def entry_from_row(row: Sequence[Any]) -> RepairEntry:
-    return RepairEntry(str(row[0]), str(row[1]), str(row[2]), str(row[3]))
+    return RepairEntry(str(row[0]), str(row[1]), str(row[2]), str(row[3]), bool(row[4]))
 
 
 def migrations() -> Iterator[tuple[int, str, str]]:
