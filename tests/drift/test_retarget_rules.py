@@ -43,7 +43,7 @@ def test_pending_sends_of_a_format_3_checkpoint_move() -> None:
     checkpoint["pending_sends"] = [Send("work", {"n": 1}), Send("other", {"n": 2})]
     checkpoint["channel_versions"] = {"topic": 1}
     config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "x"}}
-    tup = CheckpointTuple(config, checkpoint, {"step": 1, "source": "loop"}, None, [])  # type: ignore[arg-type]
+    tup = CheckpointTuple(config, checkpoint, {"step": 1, "source": "loop"}, None, [])
     assert [w.node for w in next_work(tup)] == ["work", "other"]
     moved = retargeted_view(tup, {"work": "work2"})
     assert isinstance(moved, CheckpointTuple)
