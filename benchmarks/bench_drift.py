@@ -28,18 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from bench_engine import make_history
-from bench_scale import COLUMNS, COMMAND, MESSAGES, Reads, bench_database, database_reads
+from bench_scale import COMMAND, MESSAGES, Reads, bench_database, database_reads
 from bench_scale import seed as seed_store
+from bench_waiting import TABLES
 from drift_graph import release
 from langgraph.checkpoint.postgres import PostgresSaver
 
 GRAPH_FILE = Path(__file__).with_name("drift_graph.py")
 PAUSED_EVERY = 200  # of every 200 heads: one in the renamed node, one in the kept one (1%)
-TABLES = {
-    **COLUMNS,
-    "checkpoint_writes": "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, "
-    "type, blob",
-}
 COPY_SQL = """
 INSERT INTO {table} (thread_id, {columns})
 SELECT md5('thread-' || n)::uuid::text, {columns}

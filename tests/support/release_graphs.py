@@ -60,10 +60,10 @@ def _work(item: Any) -> dict[str, Any]:
     return {"log": [f"worked {item['n']}"]}
 
 
-def asking(ask: str = "ask") -> StateGraph[Any]:
-    """`ask` asks a human, then `after` logs the answer."""
+def asking(ask: str = "ask", asks: Any = _ask) -> StateGraph[Any]:
+    """`ask` asks a human (`asks`: how), then `after` logs the answer."""
     graph: StateGraph[Any] = StateGraph(State)
-    graph.add_node(ask, _ask)
+    graph.add_node(ask, asks)
     graph.add_node("after", _after)
     graph.add_edge(START, ask)
     graph.add_edge(ask, "after")
@@ -114,12 +114,7 @@ def _ask_twice(state: Any) -> dict[str, Any]:
 
 def asking_twice(ask: str = "ask") -> StateGraph[Any]:
     """`ask` asks two questions in one task; `after` logs the answers."""
-    graph: StateGraph[Any] = StateGraph(State)
-    graph.add_node(ask, _ask_twice)
-    graph.add_node("after", _after)
-    graph.add_edge(START, ask)
-    graph.add_edge(ask, "after")
-    return graph
+    return asking(ask, _ask_twice)
 
 
 def nesting(review: str = "review") -> StateGraph[Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import ormsgpack
 from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -30,15 +30,7 @@ FindingCode = Literal[
     "node_missing",
     "channel_missing",
 ]
-FINDING_CODES: tuple[FindingCode, ...] = (
-    "nul_text",
-    "lost_type",
-    "undecodable",
-    "foreign_format",
-    "stale_resume",
-    "node_missing",
-    "channel_missing",
-)
+FINDING_CODES: tuple[FindingCode, ...] = get_args(FindingCode)
 """`foreign_format`: a write on the thread would change its rows' format (`stores.formats`).
 `stale_resume`: a human's answer the next question would be handed (`stale_answers`).
 `node_missing`, `channel_missing`: the graph given with `--graph` would skip the head's

@@ -19,7 +19,7 @@ from ..decoding.integrity import Finding
 from ..engine.actions import RepairAction
 from ..waiting import json_value
 from .findings import NULL_TASK_ID, graph_at
-from .retarget import NextVersion, Triggers, branch_triggers, retarget
+from .retarget import NextVersion, Retargeted, Triggers, branch_triggers, retarget
 from .shape import GraphShape
 
 DriftFix = tuple[dict[str, str], list[str]]
@@ -64,12 +64,33 @@ def retarget_on_top(
     a sentence saying why not where a pending write cannot follow. With `drop_answer`,
     the head's stale answer is left behind (its undo puts it back from the head)."""
     renames, drops = fix
-    new = checkpoint_on_top(head, {}, next_version, detail, run_id)
     dropped = {name: json_value(head.checkpoint["channel_values"].get(name)) for name in drops}
+    on_top = checkpoint_on_top(head, {}, next_version, detail, run_id)
+    moved = _moved(head, on_top, renames, drops, triggers, next_version, drop_answer)
+    if isinstance(moved, str):
+        return moved
+    new, retargeted = moved
+    new.metadata[DETAIL_KEY] = {
+        **new.metadata[DETAIL_KEY],
+        RETARGET_KEY: {"renamed": renames, "dropped": dropped},
+    }
+    return new, retargeted.actions
+
+
+def _moved(
+    head: CheckpointTuple,
+    on_top: NewCheckpoint,
+    renames: Mapping[str, str],
+    drops: list[str],
+    triggers: Triggers,
+    next_version: NextVersion,
+    drop_answer: bool = False,
+) -> tuple[NewCheckpoint, Retargeted] | str:
+    """`on_top` (a copy of `head` appended on it) with the head's work moved."""
     moved = retarget(
         head,
-        new.checkpoint,
-        new.metadata["step"],
+        on_top.checkpoint,
+        on_top.metadata["step"],
         renames=renames,
         drops=drops,
         triggers=triggers,
@@ -78,11 +99,7 @@ def retarget_on_top(
     )
     if isinstance(moved, str):
         return moved
-    new.metadata[DETAIL_KEY] = {
-        **new.metadata[DETAIL_KEY],
-        RETARGET_KEY: {"renamed": renames, "dropped": dropped},
-    }
-    return replace(new, new_versions=moved.new_versions, writes=moved.writes), moved.actions
+    return replace(on_top, new_versions=moved.new_versions, writes=moved.writes), moved
 
 
 def undo_retarget(
@@ -97,27 +114,21 @@ def undo_retarget(
     metadata: Mapping[str, Any] = repair.metadata
     done: dict[str, Any] = metadata[DETAIL_KEY][RETARGET_KEY]
     back = {new: old for old, new in done["renamed"].items()}
-    new = checkpoint_on_top(repair, {}, next_version, detail, run_id)
-    moved = retarget(
-        repair,
-        new.checkpoint,
-        new.metadata["step"],
-        renames=back,
-        triggers=branch_triggers,
-        next_version=next_version,
-    )
+    on_top = checkpoint_on_top(repair, {}, next_version, detail, run_id)
+    moved = _moved(repair, on_top, back, [], branch_triggers, next_version)
     if isinstance(moved, str):
         return moved
-    versions = dict(moved.new_versions)
+    new, _ = moved
+    versions = dict(new.new_versions)
     for name in done["dropped"]:
         _put_back(name, source.checkpoint, new.checkpoint, versions)
-    carried = {(task, channel) for task, channel, _ in moved.writes}
+    carried = {(task, channel) for task, channel, _ in new.writes}
     answers = [  # what the repair left behind of the null task's (a stale answer)
         write
         for write in source.pending_writes or ()
         if write[0] == NULL_TASK_ID and (write[0], write[1]) not in carried
     ]
-    return replace(new, new_versions=versions, writes=(*moved.writes, *answers))
+    return replace(new, new_versions=versions, writes=(*new.writes, *answers))
 
 
 def _put_back(
