@@ -164,7 +164,16 @@ async def test_a_subgraph_whose_node_is_gone_is_reported_and_left(store: Store) 
     }
     assert any(ns.startswith("review:") for ns in heads)  # the subgraph keeps its own
     new = nesting("review2").compile()
-    report = await _run(store, graph=new, renamed_nodes={"review": "review2"})
+    settings: Any = {"min_idle": 0, "graph": new, "renamed_nodes": {"review": "review2"}}
+    done = (
+        await arepair_threads(store.saver, **settings)
+        if store.is_async
+        else repair_threads(store.saver, **settings)
+    )
+    report = done.to_json()
     assert report["findings"] == {"node_missing": 2} and report["checkpoints_written"] == 0
+    (root,) = [t for t in done.threads if not t.checkpoint_ns]
+    assert root.findings is not None and "not moved" in root.findings[0]["error"]
+    assert "inside a subgraph of 'review'" in root.findings[0]["error"]
     found = await _run(store, dry_run=True, graph=new)
     assert found["findings"] == {"node_missing": 2}

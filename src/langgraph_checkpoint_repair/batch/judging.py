@@ -13,7 +13,7 @@ from langgraph.checkpoint.base import CheckpointTuple
 
 from ..decisions.plan import Assessment, assess, bytes_status, tuple_key
 from ..decoding.integrity import Finding, StoredValue
-from ..drift.findings import checked_findings
+from ..drift.findings import drift_findings
 from ..engine.media.history import history_limits
 from ..js.rows import is_js_checkpoint
 from ..stores import Head
@@ -95,7 +95,7 @@ class Judge:
                 logger.warning(JS_UNCHECKED)
             self.js_unchecked = True
             return assessment
-        found = checked_findings(stored, shape)
+        found = drift_findings(stored, shape)
         return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment
 
     def note_loaded(self, stored: CheckpointTuple) -> None:

@@ -32,7 +32,7 @@ from ..decisions.rewrites import (
 )
 from ..decoding.integrity import StoredValue
 from ..drift.retarget import GRAPH_CHANNEL
-from ..drift.writing import DriftFix, drift_fix, node_triggers, retarget_on_top
+from ..drift.writing import DriftFix, drift_fix, node_triggers, not_moved, retarget_on_top
 from ..engine.actions import RepairAction
 from ..stale_answers import RESUME_CHANNEL
 from ..stores import Head
@@ -163,7 +163,7 @@ class Planner:
         )
         if isinstance(made, str):
             logger.info("not re-targeted thread=%r ns=%r: %s", *tuple_key(tup)[:2], made)
-            self.due(assessment)
+            self.due(replace(assessment, findings=not_moved(assessment.findings, made)))
             return None
         new, moved = made
         actions = {GRAPH_CHANNEL: moved, **({RESUME_CHANNEL: (ANSWER_LEFT,)} if stale else {})}

@@ -18,6 +18,7 @@ from ..decisions.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top
 from ..decoding.integrity import Finding
 from ..engine.actions import RepairAction
 from ..waiting import json_value
+from . import DRIFT_CODES
 from .findings import NULL_TASK_ID, graph_at
 from .retarget import NextVersion, Retargeted, Triggers, branch_triggers, retarget
 from .shape import GraphShape
@@ -40,6 +41,14 @@ def drift_fix(
     if missing and (checkpoint_ns or not missing <= set(renames)):
         return None
     return {old: renames[old] for old in missing if old is not None}, drops
+
+
+def not_moved(findings: Sequence[Finding], why: str) -> tuple[Finding, ...]:
+    """The findings of a head whose work the renames could not move, each saying why."""
+    return tuple(
+        replace(f, error=f"{f.error}; not moved: {why}") if f.code in DRIFT_CODES else f
+        for f in findings
+    )
 
 
 def node_triggers(graph: GraphShape | None, checkpoint_ns: str) -> Triggers:
