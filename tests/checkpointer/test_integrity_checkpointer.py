@@ -25,7 +25,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from langgraph_checkpoint_repair import PatchingCheckpointer, RepairPolicy, UnreadableCheckpoint
 from langgraph_checkpoint_repair.compatibility import features
-from langgraph_checkpoint_repair.decoding.moved import MovedTypesSerializer
+from langgraph_checkpoint_repair.decoding.load_watcher import LoadWatcher
 from langgraph_checkpoint_repair.decoding.nul import REPLACEMENT
 from tests.support.seeding import config
 from tests.support.shop import ORDER, Shop, order_graph, shop_on_path
@@ -102,7 +102,7 @@ async def test_the_saver_wrapped_is_left_as_it_was(store: Store, shop: Shop) -> 
     raw_before = await store.get_state(order_graph(store.saver, None), config("moved"))
     wrapped = PatchingCheckpointer(store.saver, moved_types={shop.old_type: shop.new_type})
     elsewhere = PatchingCheckpointer(store.saver, moved_types={"gone.module:Old": "x.y:New"})
-    assert store.saver.serde is serde and not isinstance(serde, MovedTypesSerializer)
+    assert store.saver.serde is serde and not isinstance(serde, LoadWatcher)
     assert wrapped.saver is not store.saver and type(wrapped.saver) is type(store.saver)
     raw_after = await store.get_state(order_graph(store.saver, None), config("moved"))
     assert raw_after.values.get("order") == raw_before.values.get("order")
@@ -318,7 +318,7 @@ def test_moved_types_survive_the_allowlist_of_strict_msgpack(shop: Shop) -> None
     wrapped = PatchingCheckpointer(saver, moved_types={shop.old_type: shop.new_type})
     widened = wrapped.with_allowlist([(shop.new_name, "Order")])
     assert isinstance(widened, PatchingCheckpointer) and widened.saver is not saver
-    assert isinstance(widened.saver.serde, MovedTypesSerializer)
+    assert isinstance(widened.saver.serde, LoadWatcher)
     new = importlib.import_module(shop.new_name)
     loaded = widened.get_tuple(config("strict"))
     assert loaded is not None

@@ -18,7 +18,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
 
 from langgraph_checkpoint_repair.compatibility import features
-from langgraph_checkpoint_repair.decoding.moved import MovedTypesSerializer
+from langgraph_checkpoint_repair.decoding.load_watcher import LoadWatcher
 from langgraph_checkpoint_repair.decoding.names import TypeName, UndecodableBytes
 from langgraph_checkpoint_repair.decoding.rename import (
     ext_bytes,
@@ -237,12 +237,12 @@ def test_a_malformed_moved_type_is_one_clear_line(text: str) -> None:
 @pytest.mark.skipif(not features.HAS_MSGPACK_ALLOWLIST, reason="needs langgraph-checkpoint 4")
 def test_the_proxy_renames_loads_and_leaves_writes_and_the_rest_to_the_inner() -> None:
     inner = JsonPlusSerializer(allowed_msgpack_modules=None)
-    proxy = MovedTypesSerializer(inner, {OLD: NEW})
+    proxy = LoadWatcher(inner, {OLD: NEW})
     stored = inner.dumps_typed([Point(1, "a")])
     assert proxy.dumps_typed([Point(1, "a")]) == stored
     assert proxy.pickle_fallback is inner.pickle_fallback
     widened = proxy.with_msgpack_allowlist([NEW])
-    assert isinstance(widened, MovedTypesSerializer) and widened.moved == proxy.moved
+    assert isinstance(widened, LoadWatcher) and widened.moved == proxy.moved
     assert widened.inner is not inner
     assert widened.loads_typed(stored) == [MovedPoint(1, "a")]
     assert proxy.loads_typed(stored) == [{"x": 1, "label": "a"}]  # strict: refused as data

@@ -22,7 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ..decoding.moved import MovedTypesSerializer
+from ..decoding.load_watcher import LoadWatcher
 from ..decoding.names import TypeName
 from ..decoding.rename import moved_from
 from ..delta import aread_rebuilt, read_rebuilt
@@ -135,7 +135,7 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
 
     @serde.setter
     def serde(self, value: SerializerProtocol) -> None:
-        self.saver.serde = MovedTypesSerializer(value, self.moved_types)  # the wrapper's copy
+        self.saver.serde = LoadWatcher(value, self.moved_types)  # the wrapper's copy
 
     @property
     def config_specs(self) -> list[Any]:
@@ -153,10 +153,10 @@ def with_moved_types(
     they meet. `saver` itself is left as it was, so it loads as before, and two wrappers
     of one saver each see only their own mappings."""
     serde: Any = saver.serde
-    if isinstance(serde, MovedTypesSerializer):  # a wrapper's copy: one proxy, both mappings
+    if isinstance(serde, LoadWatcher):  # a wrapper's copy: one proxy, both mappings
         serde, moved = serde.inner, {**serde.moved, **moved}
     copied = copy.copy(saver)
-    copied.serde = MovedTypesSerializer(serde, moved)
+    copied.serde = LoadWatcher(serde, moved)
     return copied
 
 
@@ -321,7 +321,7 @@ def _inner_with_allowlist(
     behind the loading proxy (LangGraph widens only serializers it knows); the same
     saver when nothing changes."""
     proxy = saver.serde
-    if not isinstance(proxy, MovedTypesSerializer):
+    if not isinstance(proxy, LoadWatcher):
         return saver.with_allowlist(extra_allowlist)
     bare = copy.copy(saver)
     bare.serde = proxy.inner

@@ -1,7 +1,7 @@
 """What one load met in the stored bytes: the decode failures and the lost types.
 
 A load (`watching_load()`) opens notes in a contextvar; the serializer proxy
-(`moved.MovedTypesSerializer`) writes into them as the inner saver decodes. A type
+(`load_watcher.LoadWatcher`) writes into them as the inner saver decodes. A type
 that is not in LangGraph's safe set is named by LangGraph's own decode (its serde
 events, where it has them), so a clean load costs one contextvar look per blob;
 only such a type is looked at further, by the rule `types` and the findings use

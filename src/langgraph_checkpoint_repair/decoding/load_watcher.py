@@ -1,10 +1,12 @@
-"""A serializer proxy for loads: moved types renamed in the bytes, what the load meets noted.
+"""The serializer every wrapped load goes through: it watches the load, and renames moved
+types on the way.
 
-`MovedTypesSerializer` wraps any `SerializerProtocol`. Its `loads_typed` rewrites a
-msgpack blob that could name a moved type (`rename.rename_types`, only when the
-old module's name is in the bytes), then hands it to the inner serializer; within
-a watched load (`watch.watching_load`) it also notes decode failures and lost
-types. `dumps_typed` and everything else are the inner serializer's own.
+`LoadWatcher` wraps any `SerializerProtocol`. Within a watched load
+(`watch.watching_load`) it notes what the load meets: decode failures and lost types.
+Its `loads_typed` also rewrites a msgpack blob that could name a moved type
+(`rename.rename_types`, only when the old module's name is in the bytes) before handing
+it to the inner serializer. `dumps_typed` and everything else are the inner serializer's
+own.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from .rename import rename_types
 from .watch import LostType, Undecodable, current_notes, meeting_types, why_lost
 
 
-class MovedTypesSerializer:
-    """Loads through `inner` with moved types renamed first; writes are `inner`'s."""
+class LoadWatcher:
+    """Loads through `inner`, watched, with moved types renamed first; writes are `inner`'s."""
 
     def __init__(self, inner: Any, moved: Mapping[TypeName, TypeName] | None = None) -> None:
         self.inner = inner
@@ -26,7 +28,7 @@ class MovedTypesSerializer:
         self._old_modules = tuple({module.encode() for module, _ in self.moved})
 
     def __repr__(self) -> str:
-        return f"MovedTypesSerializer({self.inner!r}, {self.moved!r})"
+        return f"LoadWatcher({self.inner!r}, {self.moved!r})"
 
     def __getattr__(self, name: str) -> Any:
         if name in ("inner", "moved", "_old_modules") or name.startswith("__"):
@@ -60,10 +62,10 @@ class MovedTypesSerializer:
                 notes.lost.append(LostType(named, reason, value, blob))
         return value
 
-    def with_msgpack_allowlist(self, extra_allowlist: Iterable[Any]) -> MovedTypesSerializer:
+    def with_msgpack_allowlist(self, extra_allowlist: Iterable[Any]) -> LoadWatcher:
         """The inner serializer's own, behind the same renaming."""
         inner = self.inner.with_msgpack_allowlist(extra_allowlist)
-        return self if inner is self.inner else MovedTypesSerializer(inner, self.moved)
+        return self if inner is self.inner else LoadWatcher(inner, self.moved)
 
     def _renamed(self, blob: bytes) -> bytes:
         """The blob naming the new types; as stored when it names none (or is not
