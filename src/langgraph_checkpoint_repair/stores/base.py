@@ -190,16 +190,27 @@ class AsyncThreadStore(Protocol):
     async def restore_writes(self, writes: Sequence[WriteRewrite]) -> list[str]: ...
 
 
-def put_new(saver: BaseCheckpointSaver[Any], new: NewCheckpoint) -> None:
-    """Write `new` through `saver`: its pending writes first, so that a store that
-    commits each call (SQLite) never shows the checkpoint without them."""
+def put_new(saver: BaseCheckpointSaver[Any], new: NewCheckpoint, writes_first: bool = True) -> None:
+    """Write `new` through `saver`, its pending writes first: no reader sees the
+    checkpoint without them. A store whose saver commits each call and whose claim is
+    the open transaction (SQLite) puts the checkpoint first instead (`writes_first`
+    False): its put ends the transaction that found the head unmoved, so it must be the
+    write that transaction covers; the writes follow at once."""
+    if not writes_first:
+        saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
     for task_id, writes in new.task_writes():
         saver.put_writes(new.written_config, writes, task_id)
-    saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
+    if writes_first:
+        saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
 
 
-async def aput_new(saver: BaseCheckpointSaver[Any], new: NewCheckpoint) -> None:
+async def aput_new(
+    saver: BaseCheckpointSaver[Any], new: NewCheckpoint, writes_first: bool = True
+) -> None:
     """The async twin of `put_new`."""
+    if not writes_first:
+        await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
     for task_id, writes in new.task_writes():
         await saver.aput_writes(new.written_config, writes, task_id)
-    await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
+    if writes_first:
+        await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)

@@ -198,7 +198,7 @@ class SqliteStore(GenericStore):
         """Look at the head again and write `new` on it, all in one write transaction."""
 
         def put() -> None:
-            put_new(self.saver, new)
+            put_new(self.saver, new, writes_first=False)
 
         return self._claimed(planned, new, put)
 
@@ -388,7 +388,7 @@ class AsyncSqliteStore(AsyncGenericStore):
         """The twin of `SqliteStore.write_on`."""
 
         async def put() -> None:
-            await aput_new(self.saver, new)
+            await aput_new(self.saver, new, writes_first=False)
 
         return await self._claimed(planned, new, put)
 
