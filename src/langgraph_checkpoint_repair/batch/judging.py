@@ -5,6 +5,7 @@ bytes that do not decode). The runner's judging, apart from bookkeeping and writ
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -40,6 +41,7 @@ class Judge:
         self.ledger = ledger
         self.report = ledger.report
         self.js_unchecked = False
+        self._noting = threading.Lock()  # heads are judged on several threads at once
 
     def take_page(self, page: list[Head]) -> list[Head]:
         """The page's heads to load; those the first look cleared count as scanned now,
@@ -91,9 +93,10 @@ class Judge:
         if shape is None:
             return assessment
         if is_js_checkpoint(stored.checkpoint):
-            if not self.js_unchecked:
+            with self._noting:
+                first, self.js_unchecked = not self.js_unchecked, True
+            if first:
                 logger.warning(JS_UNCHECKED)
-            self.js_unchecked = True
             return assessment
         found = drift_findings(stored, shape)
         return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment
