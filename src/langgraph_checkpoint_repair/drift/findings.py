@@ -19,10 +19,10 @@ from langgraph.checkpoint.base import CheckpointTuple
 from ..decoding.integrity import Finding
 from ..in_flight import INTERRUPT_CHANNEL
 from ..js.rows import is_js_checkpoint
+from ..stale_answers import NULL_TASK_ID
 from ..waiting import BRANCH_PREFIX, SENDS_CHANNEL, json_value, task_origins
 from .shape import GraphShape
 
-NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 INTERRUPT_SEEN = "__interrupt__"
 """The `versions_seen` entry LangGraph keeps of the channels a resume went past."""
 

@@ -21,9 +21,9 @@ from xxhash import xxh3_128_hexdigest
 
 from ..engine.actions import RepairAction
 from ..in_flight import INTERRUPT_CHANNEL
-from ..stale_answers import RESUME_CHANNEL
+from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
 from ..waiting import BRANCH_PREFIX, PULL, SENDS_CHANNEL, TaskOrigin, task_id, task_origins
-from .findings import NULL_TASK_ID, newer, next_work
+from .findings import newer, next_work
 
 GRAPH_CHANNEL = "__graph__"
 """The channel a re-targeting's actions are recorded under."""
