@@ -59,6 +59,7 @@ from langgraph_checkpoint_repair import repair_messages
 from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
 from langgraph_checkpoint_repair.stores.base import Selection
+from langgraph_checkpoint_repair.stores.first_look import page
 from langgraph_checkpoint_repair.stores.postgres import base as scan_sql
 from langgraph_checkpoint_repair.targets import open_saver
 
@@ -137,7 +138,7 @@ def raw_read(uri: str, decode: Decode, binary: bool = False) -> int:
             rows, others = scan_sql.split_rows(found)
             heads += len({(row[0], row[1]) for row in rows})
             blobs = [(row[3], row[4]) for row in [*rows, *others]]
-            for channel, keys in scan_sql.walks_needed(rows).items():
+            for channel, keys in page.walks_needed(rows).items():
                 walked = cursor.execute(*scan_sql.delta_walk_query(channel, keys)).fetchall()
                 blobs += [(row[8], row[9]) for row in walked]
             for type_, blob in blobs:

@@ -97,26 +97,26 @@ async def test_a_chain_is_checked_once_for_the_loads_that_follow(
 ) -> None:
     """The guard against looping parent chains checks a checkpoint's chain at its first
     load through the wrapper; loading it again, or its child, checks nothing more."""
-    from langgraph_checkpoint_repair.delta import chains
+    from langgraph_checkpoint_repair.stores import drivers, history
 
     config = thread()
     await seed_files(store, config)
     checked: list[Any] = []
     for name in ("check_chain", "acheck_chain"):
-        real: Callable[..., Any] = getattr(chains, name)
+        real: Callable[..., Any] = getattr(history, name)
 
         def counted(saver: Any, at: Any, real: Callable[..., Any] = real) -> Any:
             checked.append(at["configurable"].get("checkpoint_id"))
             return real(saver, at)
 
-        monkeypatch.setattr(chains, name, counted)
+        monkeypatch.setattr(history, name, counted)
     wrapped = PatchingCheckpointer(store.saver)
     head, parent = (await store.list(store.saver, config))[:2]
     await store.get_tuple(wrapped, parent.config)
     await store.get_tuple(wrapped, parent.config)
     await store.get_tuple(wrapped, head.config)
     await store.get_tuple(wrapped, config)
-    if chains._kind(store.saver) == "default":  # its own guarded walk: no separate check
+    if drivers.walk_owner(store.saver, history.SYNC_WALK) == "":  # its own guarded walk
         assert checked == []
     else:
         assert checked == [parent.config["configurable"]["checkpoint_id"]]

@@ -92,7 +92,9 @@ def test_help_and_version_import_nothing_but_the_package(tmp_path: Path, argv: l
         "langgraph_checkpoint_repair.targets",
         "langgraph_checkpoint_repair.targets.errors",
         "langgraph_checkpoint_repair.targets.parse",
-        "langgraph_checkpoint_repair.targets.redact",
+        "langgraph_checkpoint_repair.redact",
+        "langgraph_checkpoint_repair.stores",
+        "langgraph_checkpoint_repair.stores.opening_errors",
     }
 
 

@@ -17,8 +17,9 @@ from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.batch.preview import message_dict
 from langgraph_checkpoint_repair.cli.output import list_line
 from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
-from langgraph_checkpoint_repair.delta import load_rebuilt, snapshot_value
+from langgraph_checkpoint_repair.delta import snapshot_value
 from langgraph_checkpoint_repair.in_flight import work_is_scheduled
+from langgraph_checkpoint_repair.stores.history import load_rebuilt
 from langgraph_checkpoint_repair.targets import open_saver
 from tests.cli.test_cli import last_json, run
 from tests.support.cli_runs import child_env

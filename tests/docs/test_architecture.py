@@ -164,3 +164,51 @@ def test_a_room_loaded_by_name_is_caught() -> None:
     found = imported_rooms(planted, ["engine", "context", "walk.py"])
 
     assert "batch" in found
+
+
+DRIVER_FOLDERS = ("stores/postgres/", "stores/sqlite/", "stores/generic/")
+"""Where SQL may be written: a store driver's folder (see the page's recipe for a store)."""
+SQL_STATEMENT = re.compile(
+    r"^\s*(SELECT\s|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|"
+    r"CREATE\s|ALTER\s|DROP\s|WITH\s+(RECURSIVE\s+)?\w+|PRAGMA\s|BEGIN\b|COMMIT\b|"
+    r"ROLLBACK\b|SET\s+(LOCAL\s+)?\w+\s*(=|TO\s)|GRANT\b|REVOKE\b|LOCK\s+TABLE|VACUUM\b|"
+    r"ANALYZE\b|SAVEPOINT\s|EXPLAIN\s)"
+)
+LONGEST_MODULE = 450
+
+
+def sql_literals(source: str) -> list[int]:
+    """The lines of the string literals (f-strings' pieces too) that start an SQL statement."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and SQL_STATEMENT.match(node.value)
+    ]
+
+
+def test_sql_is_written_only_in_a_driver_folder() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not path.relative_to(PACKAGE).as_posix().startswith(DRIVER_FOLDERS)
+        for line in sql_literals(path.read_text())
+    ]
+    assert found == []
+
+
+def test_a_statement_outside_a_driver_is_caught() -> None:
+    """The check can fail: a query planted in the delta room, as it once lived there."""
+    planted = 'CHAIN = f"""\nWITH RECURSIVE chain (id) AS (SELECT 1)"""\nX = "BEGIN IMMEDIATE"\n'
+    assert sorted(sql_literals(planted)) == [1, 3]
+    assert sql_literals('TEXT = "selected heads, with their writes"') == []
+
+
+def test_no_module_is_longer_than_a_sitting() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (lines := len(path.read_text().splitlines())) > LONGEST_MODULE
+    }
+    assert long == {}

@@ -20,8 +20,8 @@ from langgraph_checkpoint_repair.batch import (
     repair_threads,
 )
 from langgraph_checkpoint_repair.js import values as js_values
-from langgraph_checkpoint_repair.js.saver import JsPostgresSaver
-from langgraph_checkpoint_repair.js.sqlite_saver import JsSqliteSaver
+from langgraph_checkpoint_repair.stores.postgres.js_saver import JsPostgresSaver
+from langgraph_checkpoint_repair.stores.sqlite.js_saver import JsSqliteSaver
 from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
 from tests.support.cli_runs import last_json, run_cli
 from tests.support.js_app import JsApp, assert_js_format_only, stored_rows

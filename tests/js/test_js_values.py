@@ -20,6 +20,7 @@ from langgraph_checkpoint_repair.decoding.strict import StrictSerializer
 from langgraph_checkpoint_repair.engine import repair_messages
 from langgraph_checkpoint_repair.js import rows
 from langgraph_checkpoint_repair.js.values import JsJsonSerializer, dumps_js, js_serde, loads_js
+from langgraph_checkpoint_repair.stores.postgres.js_saver import without_task_path
 from langgraph_checkpoint_repair.targets import aopen_saver, open_saver
 from tests.support.generated import messy_history
 from tests.support.js_rows import langgraph_js_sqlite_store
@@ -129,7 +130,7 @@ def test_the_checkpoint_row_is_shaped_as_langgraph_js_writes_it() -> None:
 
 def test_langgraphs_queries_read_tables_without_task_path() -> None:
     for query in (PostgresSaver.SELECT_SQL, PostgresSaver.SELECT_PENDING_SENDS_SQL):
-        assert "task_path" not in rows.without_task_path(query)
+        assert "task_path" not in without_task_path(query)
 
 
 def test_a_saver_opened_without_a_serializer_reads_as_langgraphs_default() -> None:

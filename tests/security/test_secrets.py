@@ -14,8 +14,8 @@ import psycopg
 import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
+from langgraph_checkpoint_repair.redact import passwords_in, scrub
 from langgraph_checkpoint_repair.targets import open_saver
-from langgraph_checkpoint_repair.targets.redact import passwords_in, scrub
 from tests.security.test_strict_loading import broken, plant
 from tests.support.cli_runs import last_json, run_cli
 

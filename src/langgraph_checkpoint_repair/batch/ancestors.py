@@ -16,9 +16,9 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ..decisions.rewind import AncestorWalk, Rung
 from ..decoding.integrity import StoredValue
 from ..decoding.strict import refusals
-from ..delta import aload_rebuilt, load_rebuilt
 from ..stores import AsyncThreadStore, Head, ThreadStore
 from ..stores.faults import store_lost
+from ..stores.history import aload_rebuilt, load_rebuilt
 from .stored_bytes import findings_of, unreadable
 
 HeadKey = tuple[str, str, str]

@@ -17,8 +17,8 @@ from ..decoding.integrity import Finding, StoredValue
 from ..drift.findings import drift_findings
 from ..engine.media.history import history_limits
 from ..js.rows import is_js_checkpoint
+from ..redact import one_line
 from ..stores import Head
-from ..targets.redact import first_line
 from ..waiting import waiting_head
 from .ledger import Ledger
 from .options import RunOptions
@@ -141,7 +141,7 @@ class Judge:
         serde, nul_matters = self.store.saver.serde, self.store.nul_matters
         assessment = unreadable(key, values, error, serde, nul_matters)
         if assessment is not None:
-            logger.info("unreadable thread=%r ns=%r: %s", key[0], key[1], first_line(error))
+            logger.info("unreadable thread=%r ns=%r: %s", key[0], key[1], one_line(error))
         return assessment
 
     def assessment(

@@ -15,9 +15,9 @@ from ..decisions.plan import Assessment, NewCheckpoint
 from ..decisions.races import WriteOutcome
 from ..decisions.rewrites import RewritePlan
 from ..metrics import record_repairs, record_waiting
+from ..redact import one_line
 from ..stores import Head
 from ..stores.faults import store_lost
-from ..targets.redact import first_line
 from ..waiting import WaitingHead, age_bucket
 from .options import ProgressFn, RunOptions, ThreadFn, WaitingFn
 from .pacing import Pacer, Quota
@@ -83,7 +83,7 @@ class Ledger:
     def lost_store(self, error: Exception) -> StoreLost:
         """The run's end when its store went away: the reason, one line, and the report."""
         self.report.stopped = True
-        return StoreLost(first_line(error), self.report)
+        return StoreLost(one_line(error), self.report)
 
     def note_refused(self, serde: object) -> None:
         """The stored types the store's serializer refused so far (a strict one keeps them)."""

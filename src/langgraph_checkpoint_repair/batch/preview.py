@@ -17,7 +17,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from ..decisions.plan import assess, tuple_key
 from ..decoding.integrity import Finding, StoredValue
 from ..decoding.strict import refusals
-from ..delta import aload_rebuilt, load_rebuilt, snapshot_value
+from ..delta import snapshot_value
 from ..drift.findings import checked_findings
 from ..drift.shape import as_shape
 from ..engine import RepairAction, RepairPolicy, is_synthetic
@@ -27,6 +27,7 @@ from ..in_flight import work_is_scheduled
 from ..stores import AsyncThreadStore, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
 from ..stores.formats import format_finding
+from ..stores.history import aload_rebuilt, load_rebuilt
 from .stale import astale_found, stale_found
 from .stored_bytes import findings_of, needs_inspection, unreadable
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from ..decisions.plan import Assessment
 from ..engine import RepairAction
-from ..targets.redact import first_line
+from ..redact import one_line
 from ..waiting import WaitingHead
 
 Outcome = Literal[
@@ -258,7 +258,7 @@ class RunReport:
     def failed(self, thread_id: str, checkpoint_ns: str, error: BaseException) -> None:
         with self._lock:
             self.errors.append(
-                {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "error": first_line(error)}
+                {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "error": one_line(error)}
             )
 
     def to_json(self) -> dict[str, Any]:

@@ -19,11 +19,11 @@ from ..decisions.rewind import RowCopy, undo_copy
 from ..decisions.rewrites import WriteRewrite
 from ..delta import is_snapshot, snapshot_value
 from ..drift.writing import is_retarget, undo_retarget
+from ..redact import one_line
 from ..stores import Head, RepairEntry
 from ..stores.base import entry_from_metadata
 from ..stores.faults import store_lost
 from ..stores.formats import why_foreign
-from ..targets.redact import first_line
 from .pacing import Pacer
 from .report import UndoReport, UnknownRun
 
@@ -215,5 +215,5 @@ def failure(entry: RepairEntry | WriteRewrite, error: BaseException) -> dict[str
     return {
         "thread_id": entry.thread_id,
         "checkpoint_ns": entry.checkpoint_ns,
-        "error": first_line(error),
+        "error": one_line(error),
     }

@@ -16,9 +16,9 @@ from ..decisions.plan import Assessment, NewCheckpoint
 from ..decisions.races import head_moved
 from ..decisions.rewrites import RewritePlan
 from ..decoding.strict import refusals
-from ..delta import aload_rebuilt, load_rebuilt
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
+from ..stores.history import aload_rebuilt, load_rebuilt
 from .ancestors import awalk_to_readable, walk_to_readable
 from .judging import Judge
 from .ledger import Callbacks, Ledger

@@ -15,11 +15,12 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..decisions.plan import Assessment, Status, tuple_key
 from ..decoding.integrity import Finding, StoredValue, inspect_values, trust_of
-from ..decoding.names import OPTION, TypeName, one_line, type_text
+from ..decoding.names import OPTION, TypeName, type_text
 from ..decoding.nul import NUL
 from ..decoding.rename import rename_types
 from ..decoding.strict import StrictSerializer
 from ..engine import RepairAction
+from ..redact import one_line
 
 SERIALIZER_FOLDERS = (
     os.path.join("langgraph", "checkpoint", "serde", ""),

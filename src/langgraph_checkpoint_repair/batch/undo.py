@@ -23,8 +23,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from ..decisions.rewind import undone_by_copy
 from ..decisions.rewrites import by_checkpoint, undo_changes
 from ..decoding.strict import refusals
-from ..delta import aload_rebuilt, load_rebuilt
 from ..stores import AsyncThreadStore, RepairEntry, ThreadStore, astore_for, store_for
+from ..stores.history import aload_rebuilt, load_rebuilt
 from . import checks
 from .report import UndoReport
 from .restoring import (

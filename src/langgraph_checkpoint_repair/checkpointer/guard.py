@@ -9,7 +9,6 @@ whose value is text holding U+0000 is scrubbed, so the put that resumes it can s
 
 from __future__ import annotations
 
-import importlib
 import logging
 import shlex
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -18,11 +17,13 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from ..decoding.names import one_line, type_text
+from ..decoding.names import type_text
 from ..decoding.nul import NUL, scrub_nul
 from ..decoding.watch import LoadNotes, LostType, Undecodable, channels_naming, watching_load
 from ..engine.policy import LostTypes
 from ..metrics import record_lost_types
+from ..redact import one_line
+from ..stores.drivers import family_of
 
 logger = logging.getLogger("langgraph_checkpoint_repair")
 
@@ -70,14 +71,8 @@ def _rebuild(*fields: Any) -> UnreadableCheckpoint:
 
 def scrubs_nul(saver: BaseCheckpointSaver[Any]) -> bool:
     """Whether the saver stores channel values inline in PostgreSQL's JSONB."""
-    for module, name in (("postgres", "PostgresSaver"), ("postgres.aio", "AsyncPostgresSaver")):
-        try:
-            found = getattr(importlib.import_module(f"langgraph.checkpoint.{module}"), name)
-        except (ImportError, AttributeError):
-            continue
-        if isinstance(saver, found):
-            return True
-    return False
+    family = family_of(saver)
+    return family is not None and family.json_values
 
 
 Read = Callable[[], list[CheckpointTuple]]

@@ -25,12 +25,12 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ..decoding.load_watcher import LoadWatcher
 from ..decoding.names import TypeName
 from ..decoding.rename import moved_from
-from ..delta import aread_rebuilt, read_rebuilt
-from ..delta.chains import VerifiedChains, adelta_history, chain_key, delta_history
+from ..delta.chains import VerifiedChains, chain_key
 from ..drift.retarget import retargeted_view
 from ..drift.shape import checked_renames
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
+from ..stores.history import adelta_history, aread_rebuilt, delta_history, read_rebuilt
 from .answers import awithout_stale_answer, without_stale_answer
 from .guard import LoadGuard, scrubs_nul
 from .view import LoadRepairer, OnRepair

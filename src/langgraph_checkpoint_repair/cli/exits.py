@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TextIO
 
-from ..targets.redact import scrub
+from ..redact import scrub
 
 EXIT_OK, EXIT_THREAD_FAILED, EXIT_USAGE, EXIT_SIGINT = 0, 1, 2, 130
 EXIT_OUTPUT_CLOSED = 141

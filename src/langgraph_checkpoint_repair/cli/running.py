@@ -14,9 +14,9 @@ from typing import TextIO
 from .. import metrics
 from ..batch import StoreLost
 from ..decoding.strict import quiet_langgraph_notices
+from ..redact import RedactingFilter, one_line
 from ..stores import StoreNotReady
 from ..targets import AsyncFactory, TargetError, parse_target
-from ..targets.redact import RedactingFilter, scrub
 from .arguments import UsageError, allowed_types, graph_options, run_options
 from .commands import COMMANDS
 from .exits import EXIT_THREAD_FAILED, EXIT_USAGE, interrupted, output_closed, print_error
@@ -89,7 +89,7 @@ STORE_HINTS = {
 def _store_failure(error: Exception, job: Job | None) -> int:
     """One line naming what failed; exit 1 when some repairs were already written."""
     kind = type(error).__name__
-    text = scrub(_server_message(error) or kind)
+    text = one_line(error)
     hint = STORE_HINTS.get(kind, kind)
     done = job.written if job is not None else 0
     if job is not None and job.report is not None and done:
@@ -101,15 +101,6 @@ def _store_failure(error: Exception, job: Job | None) -> int:
         )
         return EXIT_THREAD_FAILED
     return _error(f"{hint}: {text}", job)
-
-
-def _server_message(error: Exception) -> str:
-    """The server's own message where the driver has it, else the error's first line.
-    libpq ends its text with ` at character N` when it lacks the statement's text (a
-    prepared statement planned again), which says nothing to an operator."""
-    primary = getattr(getattr(error, "diag", None), "message_primary", None)
-    text = primary if isinstance(primary, str) and primary.strip() else str(error)
-    return text.strip().splitlines()[0] if text.strip() else ""
 
 
 def _lost(error: StoreLost, job: Job | None) -> int:

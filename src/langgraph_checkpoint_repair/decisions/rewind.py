@@ -7,7 +7,7 @@ stores read the chain's rows, `batch.ancestors` loads the ancestors."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -42,6 +42,15 @@ def step_of(raw: Any) -> int | None:
         return int(str(raw)) if raw is not None else None
     except ValueError:
         return None
+
+
+def rung_from(rows: Sequence[Sequence[Any]]) -> Rung | None:
+    """A store's rung query's one row (id, parent id, step) as a `Rung`; None when the
+    checkpoint is gone."""
+    if not rows:
+        return None
+    checkpoint_id, parent_id, step = rows[0]
+    return Rung(str(checkpoint_id), None if parent_id is None else str(parent_id), step_of(step))
 
 
 class AncestorWalk:

@@ -16,8 +16,9 @@ from typing import Any, Literal, get_args
 import ormsgpack
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ..redact import one_line
 from .finders import is_safe, type_status
-from .names import OPTION, UndecodableBytes, named_types, one_line, type_text
+from .names import OPTION, UndecodableBytes, named_types, type_text
 from .nul import NUL
 from .strict import SAFE_METHODS, SAFE_TYPES, StrictSerializer
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import ormsgpack
 
+from ..redact import one_line
+
 TypeName = tuple[str, str]
 """(module, class name), as a stored extension names it."""
 
@@ -75,9 +77,3 @@ def channel_blobs(checkpoint_blob: bytes) -> dict[str, bytes] | None:
         return {str(name): ormsgpack.packb(value, option=OPTION) for name, value in values.items()}
     except Exception:
         return None
-
-
-def one_line(error: BaseException) -> str:
-    """The first line of an error's text, or its class name when it has none."""
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__

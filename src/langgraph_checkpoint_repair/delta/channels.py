@@ -26,10 +26,9 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from langchain_core.messages import BaseMessage, RemoveMessage
-from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, CheckpointTuple
+from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
 
 from ..compatibility import features
-from .chains import VerifiedChains, adelta_history, delta_history
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import DeltaChannelHistory
@@ -253,11 +252,11 @@ def with_rebuilt(
     Returns the new tuple and the names rebuilt; channels that do not hold
     messages are left out, for LangGraph to rebuild with its own reducer.
     """
-    rebuilt = _rebuilt_from(tup, histories)
+    rebuilt = rebuilt_from(tup, histories)
     return rebuilt.tup, rebuilt.names
 
 
-def _rebuilt_from(tup: CheckpointTuple, histories: Mapping[str, DeltaChannelHistory]) -> Rebuilt:
+def rebuilt_from(tup: CheckpointTuple, histories: Mapping[str, DeltaChannelHistory]) -> Rebuilt:
     rebuilt: dict[str, Any] = {}
     rest: dict[str, DeltaChannelHistory] = {}
     for name, history in histories.items():
@@ -273,53 +272,7 @@ def _rebuilt_from(tup: CheckpointTuple, histories: Mapping[str, DeltaChannelHist
     return Rebuilt(tup._replace(checkpoint=checkpoint), list(rebuilt), rest)
 
 
-def load_rebuilt(
-    saver: BaseCheckpointSaver[Any], tup: CheckpointTuple, names: Collection[str] | None
-) -> tuple[CheckpointTuple, list[str]]:
-    """`with_rebuilt` over the inner saver's own stored history (sync); a parent chain
-    that would not end raises `chains.BrokenChain` instead of walking forever."""
-    rebuilt = read_rebuilt(saver, tup, names)
-    return rebuilt.tup, rebuilt.names
-
-
-async def aload_rebuilt(
-    saver: BaseCheckpointSaver[Any], tup: CheckpointTuple, names: Collection[str] | None
-) -> tuple[CheckpointTuple, list[str]]:
-    """`with_rebuilt` over the inner saver's own stored history (async)."""
-    rebuilt = await aread_rebuilt(saver, tup, names)
-    return rebuilt.tup, rebuilt.names
-
-
-def read_rebuilt(
-    saver: BaseCheckpointSaver[Any],
-    tup: CheckpointTuple,
-    names: Collection[str] | None,
-    verified: VerifiedChains | None = None,
-) -> Rebuilt:
-    """`load_rebuilt`, keeping the histories read for delta channels that do not hold
-    messages; `verified` spares the chain check of a chain already checked."""
-    wanted = channels_to_rebuild(tup, names)
-    if not wanted:
-        return Rebuilt(tup, [], {})
-    histories = delta_history(saver, tup.config, wanted, verified, _parent_id(tup))
-    return _rebuilt_from(tup, histories)
-
-
-async def aread_rebuilt(
-    saver: BaseCheckpointSaver[Any],
-    tup: CheckpointTuple,
-    names: Collection[str] | None,
-    verified: VerifiedChains | None = None,
-) -> Rebuilt:
-    """The async twin of `read_rebuilt`."""
-    wanted = channels_to_rebuild(tup, names)
-    if not wanted:
-        return Rebuilt(tup, [], {})
-    histories = await adelta_history(saver, tup.config, wanted, verified, _parent_id(tup))
-    return _rebuilt_from(tup, histories)
-
-
-def _parent_id(tup: CheckpointTuple) -> str | None:
+def parent_id_of(tup: CheckpointTuple) -> str | None:
     parent = tup.parent_config
     return None if parent is None else (parent.get("configurable") or {}).get("checkpoint_id")
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..decoding.names import one_line
+from ..redact import one_line
 from .shape import GraphShape, shape_of
 
 

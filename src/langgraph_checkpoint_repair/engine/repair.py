@@ -11,11 +11,12 @@ order and rebuilds what they touch. Both apply the same rules (`fixes`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import BaseMessage
 
 from .actions import HistoryError, RepairResult
-from .context import fit_context
+from .context import count_tokens, fit_context
 from .fixes import Fixer
 from .hygiene import in_flight_ai, repair_for_provider
 from .media import repair_content
@@ -77,3 +78,12 @@ def _repair(
     if not fixer.changed_anything():
         return RepairResult(as_list, tuple(fixer.actions), False)
     return RepairResult(repaired, tuple(fixer.actions), True)
+
+
+def history_is_clean(messages: list[Any], budget: int | None = None) -> bool:
+    """Whether a history needs no repair and, with a token `budget`, fits in it as
+    LangChain's approximation counts it (what the engine counts with no other counter):
+    the verdict on a history already decoded, where no shortcut could prove it."""
+    if repair_messages(messages).changed:
+        return False
+    return budget is None or count_tokens(messages, None) <= budget

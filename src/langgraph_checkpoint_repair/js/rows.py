@@ -1,6 +1,6 @@
 """The rows of a LangGraph.js checkpoint, as `@langchain/langgraph-checkpoint-postgres`
-and `@langchain/langgraph-checkpoint-sqlite` write them. Pure: the savers in `saver`
-and `sqlite_saver` run the SQL.
+and `@langchain/langgraph-checkpoint-sqlite` write them. Pure: the savers that run the
+SQL are the store drivers' (`stores.postgres.js_saver`, `stores.sqlite.js_saver`).
 
 A LangGraph.js checkpoint is told from a Python one by its channel versions: LangGraph.js
 counts them as integers (`"messages": 7`), LangGraph's savers write strings. Its `ts` is
@@ -11,7 +11,6 @@ checkpoint, values included, is one `json` value, and so is its metadata.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -20,25 +19,6 @@ from .values import dumps_js
 
 CHECKPOINT_KEYS = ("v", "id", "ts", "versions_seen", "channel_versions")
 """What LangGraph.js keeps in a checkpoint row (its values are blobs)."""
-
-JS_ONLY_SQL = """
-SELECT to_regclass('checkpoint_writes') IS NOT NULL AND NOT EXISTS (
-    SELECT 1 FROM pg_attribute
-    WHERE attrelid = to_regclass('checkpoint_writes') AND attname = 'task_path'
-        AND NOT attisdropped
-)"""
-"""Whether the tables are LangGraph.js's alone: LangGraph's PostgreSQL saver adds
-`task_path` to `checkpoint_writes` when it sets them up, LangGraph.js never does."""
-
-_TASK_PATH_COLUMN = re.compile(r"\bcw\.task_path\b")
-_TASK_PATH_ORDER = re.compile(r"\border by task_path,\s*", re.IGNORECASE)
-
-
-def without_task_path(sql: str) -> str:
-    """One of LangGraph's PostgreSQL saver's queries for tables without `task_path`:
-    every write's path is empty, as LangGraph.js's are (it sorts writes by task and
-    index alone)."""
-    return _TASK_PATH_ORDER.sub("order by ", _TASK_PATH_COLUMN.sub("''::text", sql))
 
 
 def is_js_version(version: Any) -> bool:
@@ -74,8 +54,9 @@ def checkpoint_json(checkpoint: Mapping[str, Any]) -> dict[str, Any]:
 def sqlite_checkpoint_row(
     config: Mapping[str, Any], checkpoint: Mapping[str, Any], metadata: Mapping[str, Any]
 ) -> tuple[Any, ...]:
-    """The parameters of `SQLITE_INSERT_SQL` for a LangGraph.js checkpoint: what
-    `SqliteSaver.put` of LangGraph.js writes, values inline, `json` both."""
+    """The parameters of the SQLite checkpoint insert (`stores.sqlite.js_saver`) for a
+    LangGraph.js checkpoint: what `SqliteSaver.put` of LangGraph.js writes, values
+    inline, `json` both."""
     configurable = config["configurable"]
     shaped = {**checkpoint_json(checkpoint), "channel_values": checkpoint["channel_values"]}
     return (
@@ -87,15 +68,6 @@ def sqlite_checkpoint_row(
         dumps_js(shaped),
         dumps_js(dict(metadata)),
     )
-
-
-SQLITE_INSERT_SQL = (
-    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
-    "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-SQLITE_ROW_TYPE_SQL = (
-    "SELECT type FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
-)
 
 
 def blob_rows(

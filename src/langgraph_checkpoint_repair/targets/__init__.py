@@ -2,14 +2,11 @@
 Server drop-in share to reach a store. One module per job:
 
     parse         which kind of store a TARGET names, without opening it
-    opening       open_saver / aopen_saver: the saver for a TARGET (SQLite files here)
-    postgres      PostgreSQL targets: the server checked, then a pool of set-up sessions
+    opening       open_saver / aopen_saver: the saver for a TARGET, opened by its
+                  store's driver (`stores.postgres.opening`, `stores.sqlite.files`)
     factories     `module:attr` targets: savers and factories as applications write them
     saver_api     which half of the saver API (sync, async) a saver implements
     errors        TargetError and its kinds: one line for a person
-    privileges    what a PostgreSQL role needs for each command (the stores check writes)
-    sqlite_files  SQLite files opened by URI (read-only for looks), their tables
-    redact        passwords masked in whatever is printed, logged or recorded
 """
 
 from typing import TYPE_CHECKING

@@ -1,13 +1,9 @@
-"""What goes wrong opening a TARGET: one line each, meant for a person."""
+"""What goes wrong opening a TARGET: one line each, meant for a person. A driver's own
+failures are `TargetError`s too (`stores.opening_errors`)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
-
-class TargetError(Exception):
-    """A TARGET that cannot be opened; the message is one line meant for a person."""
+from ..stores.opening_errors import TargetError, needs_extra
 
 
 class AsyncFactory(TargetError):
@@ -15,13 +11,4 @@ class AsyncFactory(TargetError):
     `open_saver` refuses it before calling anything; `aopen_saver` opens it."""
 
 
-@contextlib.contextmanager
-def needs_extra(extra: str) -> Iterator[None]:
-    """Turn a missing optional dependency into a one-line hint (wraps imports only)."""
-    try:
-        yield
-    except ImportError as error:
-        raise TargetError(
-            f"{extra} targets need the {extra} extra: "
-            f"pip install 'langgraph-checkpoint-repair[{extra}]' ({error})"
-        ) from None
+__all__ = ["AsyncFactory", "TargetError", "needs_extra"]

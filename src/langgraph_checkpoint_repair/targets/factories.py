@@ -12,6 +12,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from ..redact import one_line
 from .errors import AsyncFactory, TargetError
 from .saver_api import ASYNC_API, SYNC_API, implements
 
@@ -22,7 +23,7 @@ def _load_attr(spec: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except (Exception, SystemExit) as error:  # the module's own code failed, or exited
-        raise TargetError(f"cannot import {module_name!r}: {_one_line(error)}") from None
+        raise TargetError(f"cannot import {module_name!r}: {one_line(error, typed=True)}") from None
     try:
         return getattr(module, attr)
     except AttributeError:
@@ -42,12 +43,7 @@ def _made(spec: str, found: Any) -> Any:
     try:
         return found()
     except (Exception, SystemExit) as error:  # a factory that exits is no saver either
-        raise TargetError(f"calling {spec}() failed: {_one_line(error)}") from None
-
-
-def _one_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
+        raise TargetError(f"calling {spec}() failed: {one_line(error, typed=True)}") from None
 
 
 @contextlib.contextmanager
@@ -72,7 +68,7 @@ async def afactory_saver(spec: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
         try:
             made = await made
         except (Exception, SystemExit) as error:
-            raise TargetError(f"awaiting {spec}() failed: {_one_line(error)}") from None
+            raise TargetError(f"awaiting {spec}() failed: {one_line(error, typed=True)}") from None
     if isinstance(made, contextlib.AbstractAsyncContextManager):
         async with made as saver:
             yield _checked(spec, _entered(made, saver))

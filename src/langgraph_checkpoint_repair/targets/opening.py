@@ -29,11 +29,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..js.values import js_serde
-from .errors import TargetError, needs_extra
-from .factories import afactory_saver, factory_saver
-from .parse import parse_target
-from .postgres import apostgres_saver, postgres_saver, session_settings
-from .sqlite_files import (
+from ..stores.sqlite.files import (
     FileTables,
     Mode,
     SqliteFileError,
@@ -43,6 +39,9 @@ from .sqlite_files import (
     ready_saver,
     shown,
 )
+from .errors import TargetError, needs_extra
+from .factories import afactory_saver, factory_saver
+from .parse import parse_target
 
 
 @contextlib.contextmanager
@@ -63,12 +62,14 @@ def open_saver(
     opened from a URL (default: LangGraph's)."""
     target = parse_target(text)
     if target.kind == "postgres":
+        from ..stores.postgres.opening import postgres_saver, session_settings
+
         settings = session_settings(gentle, read_only)
         with postgres_saver(target.location, pool_size, setup, settings, serde) as saver:
             yield saver
     elif target.kind == "sqlite":
         with needs_extra("sqlite"):
-            from ..js.sqlite_saver import JsSqliteSaver
+            from ..stores.sqlite.js_saver import JsSqliteSaver
 
         tables = _check_sqlite(target.location, setup)
         uri = file_uri(target.location, _sqlite_mode(read_only, setup))
@@ -99,6 +100,8 @@ async def aopen_saver(
     """The async twin of `open_saver`: AsyncPostgresSaver, AsyncSqliteSaver, or the factory's."""
     target = parse_target(text)
     if target.kind == "postgres":
+        from ..stores.postgres.opening import apostgres_saver, session_settings
+
         settings = session_settings(False, read_only)
         async with apostgres_saver(target.location, pool_size, setup, settings, serde) as saver:
             yield saver
@@ -106,7 +109,7 @@ async def aopen_saver(
         with needs_extra("sqlite"):
             import aiosqlite
 
-            from ..js.sqlite_saver import AsyncJsSqliteSaver
+            from ..stores.sqlite.js_saver import AsyncJsSqliteSaver
 
         tables = _check_sqlite(target.location, setup)
         uri = file_uri(target.location, _sqlite_mode(read_only, setup))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from . import redact
+from .. import redact
 from .errors import TargetError
 
 

@@ -1,6 +1,27 @@
-"""The PostgreSQL fast path: shared SQL and logic in `base`, sync and async shells."""
+"""The PostgreSQL driver, modelled on LangGraph's own `checkpoint-postgres`: the SQL and
+the pure row logic in `base` (and, one job each, `values`, `rewrite_sql`, `shards`,
+`asking`, `drifting`, `chains`), thin sync (`sync`) and async (`aio`) stores over it.
+Opening a database (`opening`), what a role needs (`privileges`), the session
+timeouts (`timeouts`), and LangGraph.js's threads in the same tables (`js_saver`,
+`js_store`) live here too: they are SQL over the same tables and connections."""
 
-from .aio import AsyncPostgresStore
-from .sync import PostgresStore
+from __future__ import annotations
 
-__all__ = ["AsyncPostgresStore", "PostgresStore"]
+from typing import TYPE_CHECKING
+
+from ...lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .aio import AsyncPostgresStore as AsyncPostgresStore
+    from .js_store import AsyncJsPostgresStore as AsyncJsPostgresStore
+    from .js_store import JsPostgresStore as JsPostgresStore
+    from .sync import PostgresStore as PostgresStore
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".sync": ("PostgresStore",),
+        ".aio": ("AsyncPostgresStore",),
+        ".js_store": ("AsyncJsPostgresStore", "JsPostgresStore"),
+    },
+)

@@ -18,7 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from ...decisions.plan import Assessment, NewCheckpoint
 from ...decisions.races import Planned, WriteOutcome, Written, head_left, sibling_key, thread_key
-from ...decisions.rewind import RowCopy, Rung
+from ...decisions.rewind import RowCopy, Rung, rung_from
 from ...decisions.rewrites import (
     InPlaceChanges,
     RestoreOutcome,
@@ -30,18 +30,17 @@ from ...decisions.rewrites import (
     write_from_row,
 )
 from ...decoding.integrity import StoredValue
-from ...targets import privileges
-from ...targets.redact import scrubbed
-from ...targets.timeouts import GENTLE_SQL
-from .. import chain_rows
-from .. import stored_values as values
+from ...redact import scrubbed
 from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady, aput_new
+from ..first_look import page
+from ..first_look.drifting import drift_suspects
 from ..first_look.helper import LookHelper
 from ..generic import AsyncGenericStore
+from ..stored_values import ThreadBlobs, key_params, thread_blobs, values_from_rows
 from . import base as sql
+from . import privileges, rewind_sql, shards, values
 from . import rewrite_sql as rw
-from . import shards
-from .drifting import drift_suspects
+from .timeouts import GENTLE_SQL
 
 
 class AsyncPostgresStore(AsyncGenericStore):
@@ -103,13 +102,13 @@ class AsyncPostgresStore(AsyncGenericStore):
     async def _pages_within(
         self, selection: Selection, within: shards.ThreadRange | None
     ) -> AsyncGenerator[list[Head], None]:
-        with LookHelper(self.look_helper and sql.plain_look(self.saver.serde)) as helper:
+        with LookHelper(self.look_helper and page.plain_look(self.saver.serde)) as helper:
             read = await self._read_page(selection, shards.first_cursor(within), helper, within)
             while read is not None:
                 after = read.after
                 ahead = asyncio.ensure_future(self._read_page(selection, after, helper, within))
                 try:
-                    yield sql.judge_page(read, self.saver.serde)
+                    yield page.judge_page(read, self.saver.serde)
                 except BaseException:  # a run stopped early: the read under way ends as it
                     with contextlib.suppress(BaseException):  # would (no cancel mid-query
                         await ahead  # on a shared connection), its outcome taken
@@ -123,7 +122,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         after: tuple[str, str] | None,
         helper: LookHelper,
         within: shards.ThreadRange | None,
-    ) -> sql.PageRows | None:
+    ) -> page.PageRows | None:
         """The rows of the heads after `after` and of their delta walks; None past the end.
         The helper starts on the page's blobs once they are read. A walk's failure is
         kept for `judge_page`, which reads those heads one by one."""
@@ -131,16 +130,16 @@ class AsyncPostgresStore(AsyncGenericStore):
         rows, others = sql.split_rows(found)
         if not rows:
             return None
-        read = sql.PageRows(rows, budget=selection.token_budget)
+        read = page.PageRows(rows, budget=selection.token_budget)
         if selection.graph_channels is not None:
             read.drifting = drift_suspects(found)
-        for channel, keys in sql.walks_needed(rows).items():
+        for channel, keys in page.walks_needed(rows).items():
             try:
                 walked = await self._rows(*sql.delta_walk_query(channel, keys), binary=True)
             except psycopg.Error as error:
                 read.walks[channel] = error
             else:
-                read.walks[channel] = sql.gather_walks(keys, walked, self.saver.serde)
+                read.walks[channel] = page.gather_walks(keys, walked, self.saver.serde)
         read.read_others(others, self.saver.serde, selection.waiting)
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
@@ -167,24 +166,24 @@ class AsyncPostgresStore(AsyncGenericStore):
     rewrites_writes = True
     lists_waiting = True
 
-    async def type_pages(self, all_checkpoints: bool) -> AsyncIterator[values.ThreadBlobs]:
+    async def type_pages(self, all_checkpoints: bool) -> AsyncIterator[ThreadBlobs]:
         """The twin of `PostgresStore.type_pages`: the next page is read meanwhile."""
         rows = await self._type_rows(None, all_checkpoints)
         while rows:
             after = (rows[-1][0], rows[-1][1])
             ahead = asyncio.ensure_future(self._type_rows(after, all_checkpoints))
             try:
-                yield values.thread_blobs(rows)
+                yield thread_blobs(rows)
             finally:
                 rows = await ahead
 
     async def _type_rows(self, after: tuple[str, str] | None, all_checkpoints: bool) -> list[Any]:
-        query = values.postgres_types_query(after, all_checkpoints, PAGE_SIZE)
+        query = values.types_query(after, all_checkpoints, PAGE_SIZE)
         return await self._rows(*query, binary=True)
 
     async def stored_values(self, key: tuple[str, str, str]) -> list[StoredValue] | None:
-        rows = await self._rows(values.POSTGRES_VALUES_SQL, values.key_params(key), binary=True)
-        return values.values_from_rows(rows)
+        rows = await self._rows(values.VALUES_SQL, key_params(key), binary=True)
+        return values_from_rows(rows)
 
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         rows = await self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))
@@ -246,14 +245,14 @@ class AsyncPostgresStore(AsyncGenericStore):
     rewinds = True
 
     async def chain_link(self, key: tuple[str, str, str]) -> Rung | None:
-        rows = await self._rows(chain_rows.POSTGRES_RUNG_SQL, values.key_params(key))
-        return chain_rows.rung_from(rows)
+        rows = await self._rows(rewind_sql.RUNG_SQL, key_params(key))
+        return rung_from(rows)
 
     async def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
         """The twin of `PostgresStore.write_copy`."""
 
         async def put(conn: AsyncConnection[Any]) -> None:
-            await conn.execute(chain_rows.POSTGRES_COPY_SQL, copy.params())
+            await conn.execute(rewind_sql.COPY_SQL, copy.params())
 
         return await self._write_claimed(planned, copy, None, put)
 

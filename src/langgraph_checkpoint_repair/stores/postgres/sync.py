@@ -18,7 +18,7 @@ from psycopg_pool import ConnectionPool
 
 from ...decisions.plan import Assessment, NewCheckpoint
 from ...decisions.races import Planned, WriteOutcome, Written, head_left, sibling_key, thread_key
-from ...decisions.rewind import RowCopy, Rung
+from ...decisions.rewind import RowCopy, Rung, rung_from
 from ...decisions.rewrites import (
     InPlaceChanges,
     RestoreOutcome,
@@ -30,18 +30,17 @@ from ...decisions.rewrites import (
     write_from_row,
 )
 from ...decoding.integrity import StoredValue
-from ...targets import privileges
-from ...targets.redact import scrubbed
-from ...targets.timeouts import GENTLE_SQL
-from .. import chain_rows
-from .. import stored_values as values
+from ...redact import scrubbed
 from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady, put_new
+from ..first_look import page
+from ..first_look.drifting import drift_suspects
 from ..first_look.helper import LookHelper
 from ..generic import GenericStore
+from ..stored_values import ThreadBlobs, key_params, thread_blobs, values_from_rows
 from . import base as sql
+from . import privileges, rewind_sql, shards, values
 from . import rewrite_sql as rw
-from . import shards
-from .drifting import drift_suspects
+from .timeouts import GENTLE_SQL
 
 
 class PostgresStore(GenericStore):
@@ -98,13 +97,13 @@ class PostgresStore(GenericStore):
     ) -> Iterator[list[Head]]:
         with (
             ThreadPoolExecutor(1, thread_name_prefix="langgraph-repair-pages") as reader,
-            LookHelper(self.look_helper and sql.plain_look(self.saver.serde)) as helper,
+            LookHelper(self.look_helper and page.plain_look(self.saver.serde)) as helper,
         ):
             read = self._read_page(selection, shards.first_cursor(within), helper, within)
             while read is not None:
                 after = read.after
                 ahead = reader.submit(self._read_page, selection, after, helper, within)
-                yield sql.judge_page(read, self.saver.serde)
+                yield page.judge_page(read, self.saver.serde)
                 del read  # let the page's rows go before the next is taken
                 read = ahead.result() or self._read_page(selection, after, helper, within)
 
@@ -114,7 +113,7 @@ class PostgresStore(GenericStore):
         after: tuple[str, str] | None,
         helper: LookHelper,
         within: shards.ThreadRange | None,
-    ) -> sql.PageRows | None:
+    ) -> page.PageRows | None:
         """The rows of the heads after `after` and of their delta walks; None past the end.
         The helper starts on the page's blobs once they are read. A walk's failure is
         kept for `judge_page`, which reads those heads one by one."""
@@ -122,16 +121,16 @@ class PostgresStore(GenericStore):
         rows, others = sql.split_rows(found)
         if not rows:
             return None
-        read = sql.PageRows(rows, budget=selection.token_budget)
+        read = page.PageRows(rows, budget=selection.token_budget)
         if selection.graph_channels is not None:
             read.drifting = drift_suspects(found)
-        for channel, keys in sql.walks_needed(rows).items():
+        for channel, keys in page.walks_needed(rows).items():
             try:
                 walked = self._rows(*sql.delta_walk_query(channel, keys), binary=True)
             except psycopg.Error as error:
                 read.walks[channel] = error
             else:
-                read.walks[channel] = sql.gather_walks(keys, walked, self.saver.serde)
+                read.walks[channel] = page.gather_walks(keys, walked, self.saver.serde)
         read.read_others(others, self.saver.serde, selection.waiting)
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
@@ -158,7 +157,7 @@ class PostgresStore(GenericStore):
     rewrites_writes = True
     lists_waiting = True
 
-    def type_pages(self, all_checkpoints: bool) -> Iterator[values.ThreadBlobs]:
+    def type_pages(self, all_checkpoints: bool) -> Iterator[ThreadBlobs]:
         """Pages of threads and their msgpack blobs; the next page is read while the
         caller looks at this one."""
         with ThreadPoolExecutor(1, thread_name_prefix="langgraph-repair-types") as reader:
@@ -166,16 +165,16 @@ class PostgresStore(GenericStore):
             while rows:
                 after = (rows[-1][0], rows[-1][1])
                 ahead = reader.submit(self._type_rows, after, all_checkpoints)
-                yield values.thread_blobs(rows)
+                yield thread_blobs(rows)
                 rows = ahead.result()
 
     def _type_rows(self, after: tuple[str, str] | None, all_checkpoints: bool) -> list[Any]:
-        query = values.postgres_types_query(after, all_checkpoints, PAGE_SIZE)
+        query = values.types_query(after, all_checkpoints, PAGE_SIZE)
         return self._rows(*query, binary=True)
 
     def stored_values(self, key: tuple[str, str, str]) -> list[StoredValue] | None:
-        rows = self._rows(values.POSTGRES_VALUES_SQL, values.key_params(key), binary=True)
-        return values.values_from_rows(rows)
+        rows = self._rows(values.VALUES_SQL, key_params(key), binary=True)
+        return values_from_rows(rows)
 
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         rows = self._rows(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))
@@ -240,16 +239,14 @@ class PostgresStore(GenericStore):
     rewinds = True
 
     def chain_link(self, key: tuple[str, str, str]) -> Rung | None:
-        return chain_rows.rung_from(
-            self._rows(chain_rows.POSTGRES_RUNG_SQL, values.key_params(key))
-        )
+        return rung_from(self._rows(rewind_sql.RUNG_SQL, key_params(key)))
 
     def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
         """Claim the thread and copy the unreadable head's row on the rewind, as an undo
         checkpoint is put."""
 
         def put(conn: Connection[Any]) -> None:
-            conn.execute(chain_rows.POSTGRES_COPY_SQL, copy.params())
+            conn.execute(rewind_sql.COPY_SQL, copy.params())
 
         return self._write_claimed(planned, copy, None, put)
 

@@ -23,14 +23,14 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from ..decisions.plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
-from ..decisions.races import Planned, Stored, WriteOutcome, head_moved, settled, thread_key
-from ..decisions.rewind import RowCopy, Rung
-from ..decisions.rewrites import InPlaceChanges, RewritePlan, WriteRewrite
-from ..decoding.integrity import StoredValue
-from .base import Head, RepairEntry, Selection, aput_new, entry_from_metadata, put_new
-from .claims import claim
-from .stored_values import ThreadBlobs
+from ...decisions.plan import RUN_KEY, Assessment, NewCheckpoint, tuple_key
+from ...decisions.races import Planned, Stored, WriteOutcome, head_moved, settled, thread_key
+from ...decisions.rewind import RowCopy, Rung
+from ...decisions.rewrites import InPlaceChanges, RewritePlan, WriteRewrite
+from ...decoding.integrity import StoredValue
+from ..base import Head, RepairEntry, Selection, aput_new, entry_from_metadata, put_new
+from ..claims import claim
+from ..stored_values import ThreadBlobs
 
 HeadKey = tuple[str, str, str]
 NO_REWRITES = "this store keeps U+0000 as it is: no pending write needs rewriting"

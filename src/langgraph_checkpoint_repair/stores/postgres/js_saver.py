@@ -1,15 +1,16 @@
-"""LangGraph's PostgreSQL savers, taught LangGraph.js's checkpoints: thin shells over `rows`.
+"""LangGraph's PostgreSQL savers, taught LangGraph.js's checkpoints: thin shells over `js.rows`.
 
 A LangGraph.js application keeps its threads in the same tables, so LangGraph's saver
 reads them as they are, once its queries do without `task_path` where the tables lack
-it and its serializer reads LangChain.js's values (`values.JsJsonSerializer`). Writing
+it and its serializer reads LangChain.js's values (`js.values.JsJsonSerializer`). Writing
 is where the formats part: a checkpoint on top of a LangGraph.js one is written as
-LangGraph.js writes it (`rows`), one on top of a Python one as LangGraph writes it, so
+LangGraph.js writes it (`js.rows`), one on top of a Python one as LangGraph writes it, so
 a store where both kinds of threads live keeps each thread in its own format.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,7 +21,29 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.types.json import Jsonb
 
-from . import rows
+from ...js import rows
+from ...js.values import js_serde
+
+JS_ONLY_SQL = """
+SELECT to_regclass('checkpoint_writes') IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM pg_attribute
+    WHERE attrelid = to_regclass('checkpoint_writes') AND attname = 'task_path'
+        AND NOT attisdropped
+)"""
+"""Whether the tables are LangGraph.js's alone: LangGraph's PostgreSQL saver adds
+`task_path` to `checkpoint_writes` when it sets them up, LangGraph.js never does."""
+
+
+_TASK_PATH_COLUMN = re.compile(r"\bcw\.task_path\b")
+_TASK_PATH_ORDER = re.compile(r"\border by task_path,\s*", re.IGNORECASE)
+
+
+def without_task_path(sql: str) -> str:
+    """One of LangGraph's PostgreSQL saver's queries for tables without `task_path`:
+    every write's path is empty, as LangGraph.js's are (it sorts writes by task and
+    index alone)."""
+    return _TASK_PATH_ORDER.sub("order by ", _TASK_PATH_COLUMN.sub("''::text", sql))
+
 
 NO_WRITES = "pending writes are not written to LangGraph.js's tables by this saver"
 
@@ -39,8 +62,8 @@ class _JsAware:
         self.js_only = js_only
         if js_only:  # queries without `task_path`: the tables are LangGraph.js's alone
             base: Any = self
-            base.SELECT_SQL = rows.without_task_path(base.SELECT_SQL)
-            base.SELECT_PENDING_SENDS_SQL = rows.without_task_path(base.SELECT_PENDING_SENDS_SQL)
+            base.SELECT_SQL = without_task_path(base.SELECT_SQL)
+            base.SELECT_PENDING_SENDS_SQL = without_task_path(base.SELECT_PENDING_SENDS_SQL)
 
     def get_next_version(self, current: Any, channel: None) -> Any:
         """The next integer after a LangGraph.js version; LangGraph's own otherwise."""
@@ -125,3 +148,25 @@ def _js_rows(
     )
     *key, checkpoint_doc, metadata_doc = rows.checkpoint_row(config, checkpoint, metadata)
     return blobs, (*key, Jsonb(checkpoint_doc), Jsonb(metadata_doc))
+
+
+def js_aware(pool: Any, serde: SerializerProtocol | None) -> JsPostgresSaver:
+    """A saver over `pool` that reads and writes both formats."""
+    with pool.connection() as conn:
+        row = conn.execute(JS_ONLY_SQL).fetchone()
+    return JsPostgresSaver(pool, serde=js_serde(serde), js_only=_first(row))
+
+
+async def ajs_aware(pool: Any, serde: SerializerProtocol | None) -> AsyncJsPostgresSaver:
+    """The async twin of `js_aware`."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(JS_ONLY_SQL)
+        row = await cursor.fetchone()
+    return AsyncJsPostgresSaver(pool, serde=js_serde(serde), js_only=_first(row))
+
+
+def _first(row: Any) -> bool:
+    """The query's one value, from a tuple or a dict row."""
+    if isinstance(row, dict):
+        return bool(next(iter(row.values())))
+    return bool(row and row[0])

@@ -1,4 +1,5 @@
-"""Passwords out of everything the package prints, logs or records.
+"""Passwords out of everything the package prints, logs or records, and an error as the
+one line a person reads (`one_line`).
 
 A TARGET may carry a password: in a URL's userinfo (`postgresql://app:pw@db/x`),
 as a `password=` query parameter, or as a `password=` keyword of a libpq
@@ -59,11 +60,18 @@ def scrub(text: str) -> str:
     return text
 
 
-def first_line(error: BaseException) -> str:
-    """An error as one line: its message's first line, or its repr, with any password
-    masked (a driver's error may echo the connection string)."""
-    text = str(error).strip()
-    return scrub(text.splitlines()[0] if text else repr(error))
+def one_line(error: BaseException, *, typed: bool = False) -> str:
+    """An error as one line for a person, with any password masked (a driver's error may
+    echo the connection string): the database server's own message where the driver
+    has it (libpq ends its text with ` at character N` when it lacks the statement,
+    which says nothing to an operator), else the first line of its text, else its
+    class name; `typed` puts the class name first."""
+    primary = getattr(getattr(error, "diag", None), "message_primary", None)
+    text = primary if isinstance(primary, str) and primary.strip() else str(error)
+    lines = text.strip().splitlines()
+    if not lines:
+        return type(error).__name__
+    return scrub(f"{type(error).__name__}: {lines[0]}" if typed else lines[0])
 
 
 def scrubbed(value: Any) -> Any:

@@ -2,7 +2,7 @@
 
 Heads, shards, claims, the audit and the races are the PostgreSQL store's own; a repair
 or undo is put through the LangGraph.js-aware saver bound to the claiming transaction,
-which writes it in the format of the thread it lands on (`js.saver`).
+which writes it in the format of the thread it lands on (`js_saver`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from typing import Any
 
 from psycopg import AsyncConnection, Connection
 
-from ..decisions.plan import NewCheckpoint
-from .base import aput_new, put_new
-from .postgres import AsyncPostgresStore, PostgresStore
+from ...decisions.plan import NewCheckpoint
+from ..base import aput_new, put_new
+from .aio import AsyncPostgresStore
+from .sync import PostgresStore
 
 
 class JsPostgresStore(PostgresStore):

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..decisions.rewrites import Params, RewritePlan, WriteRewrite, changes
-from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
+from ...decisions.rewrites import Params, RewritePlan, WriteRewrite, changes
+from ...stale_answers import NULL_TASK_ID, RESUME_CHANNEL
 
 _KEY = "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?"
 CURRENT_VALUE_SQL = f"SELECT value FROM writes WHERE {_KEY}"

@@ -10,8 +10,8 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from . import redact
-from .errors import TargetError, needs_extra
+from ... import redact
+from ..opening_errors import TargetError, needs_extra
 from .timeouts import SESSION_TIMEOUTS_SQL
 
 
@@ -30,7 +30,7 @@ def check_postgres(uri: str, create: bool) -> None:
     except psycopg.errors.QueryCanceled:
         raise  # connected: a check ran past the role's statement_timeout, said as such
     except psycopg.Error as error:
-        raise TargetError(f"cannot connect to PostgreSQL: {redact.first_line(error)}") from None
+        raise TargetError(f"cannot connect to PostgreSQL: {redact.one_line(error)}") from None
     if not found and not create:
         raise TargetError("the database has no LangGraph checkpoint tables")
     problem = privileges.problem(readable) if found and not create else None
@@ -85,7 +85,7 @@ def postgres_saver(
         from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg_pool import ConnectionPool
 
-        from ..js.opening import js_aware
+        from .js_saver import js_aware
 
     check_postgres(uri, setup)
 
@@ -112,7 +112,7 @@ async def apostgres_saver(
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         from psycopg_pool import AsyncConnectionPool
 
-        from ..js.opening import ajs_aware
+        from .js_saver import ajs_aware
 
     check_postgres(uri, setup)
 
