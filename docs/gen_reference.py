@@ -21,9 +21,8 @@ import mkdocs_gen_files
 import langgraph_checkpoint_repair
 from langgraph_checkpoint_repair import RepairPolicy, server, targets
 from langgraph_checkpoint_repair.cli import arguments, commands
+from langgraph_checkpoint_repair.codes import FINDING_CODES, ActionKind
 from langgraph_checkpoint_repair.decoding import strict
-from langgraph_checkpoint_repair.decoding.integrity import FINDING_CODES
-from langgraph_checkpoint_repair.engine.actions import ActionKind
 
 PACKAGE = Path(langgraph_checkpoint_repair.__file__).parent
 

@@ -283,3 +283,35 @@ def test_non_message_items_raise_a_type_error() -> None:
 def test_bad_policy_values_are_rejected() -> None:
     with pytest.raises(ValueError, match="dangling"):
         RepairPolicy(dangling="ignore")  # type: ignore[arg-type]
+
+
+def test_the_storage_knobs_are_keywords_of_the_one_policy() -> None:
+    """The engine's policy inherits what only the loader and the stores read: a user
+    still writes one `RepairPolicy`, positional fields keep their order, and a bad
+    choice of either kind is named with the policy's field."""
+    from langgraph_checkpoint_repair.storage_policy import StoragePolicy
+
+    policy = RepairPolicy("drop_call", nul_text="strip", stale_resume="keep")
+    assert (policy.dangling, policy.nul_text, policy.stale_resume) == ("drop_call", "strip", "keep")
+    assert isinstance(policy, StoragePolicy) and policy.lost_types == "log"
+    assert policy == RepairPolicy(dangling="drop_call", nul_text="strip", stale_resume="keep")
+    assert hash(policy) == hash(RepairPolicy("drop_call", nul_text="strip", stale_resume="keep"))
+    with pytest.raises(ValueError, match=r"RepairPolicy\.nul_text must be one of"):
+        RepairPolicy(nul_text="erase")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="positional"):
+        RepairPolicy(
+            "placeholder",
+            "drop",
+            "drop",
+            None,
+            "en",
+            False,
+            None,
+            None,
+            "placeholder",
+            None,
+            None,
+            None,
+            None,
+            "raise",
+        )  # type: ignore[call-arg,misc]

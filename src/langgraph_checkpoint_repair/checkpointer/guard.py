@@ -17,10 +17,10 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..codes import LostTypes
 from ..decoding.names import type_text
 from ..decoding.nul import NUL, scrub_nul
 from ..decoding.watch import LoadNotes, LostType, Undecodable, channels_naming, watching_load
-from ..engine.policy import LostTypes
 from ..metrics import record_lost_types
 from ..redact import one_line
 from ..stores.drivers import family_of

@@ -280,7 +280,7 @@ class Job:
     def gate_closed(self, report: RunReport) -> bool:
         """Whether `scan --graph`, the gate before a deploy, found threads the graph would
         strand: then it exits 1, as a run with a failure does."""
-        from ..drift import DRIFT_CODES
+        from ..codes import DRIFT_CODES
 
         stranded = any(report.findings.get(code) for code in DRIFT_CODES)
         return self.entry.looks and self.args.graph is not None and stranded

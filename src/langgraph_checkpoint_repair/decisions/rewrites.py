@@ -22,10 +22,10 @@ from typing import Any, Literal
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ..codes import ActionKind, NulMode
 from ..decoding.integrity import StoredValue, nul_in_text
-from ..decoding.nul import NulMode, holds_nul, scrub_nul
+from ..decoding.nul import holds_nul, scrub_nul
 from ..engine import RepairAction
-from ..engine.actions import ActionKind
 from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
 from .races import WriteOutcome
 

@@ -11,31 +11,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any
 
 import ormsgpack
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ..codes import FindingCode
 from ..redact import one_line
 from .finders import is_safe, type_status
 from .names import OPTION, UndecodableBytes, named_types, type_text
 from .nul import NUL
 from .strict import SAFE_METHODS, SAFE_TYPES, StrictSerializer
 
-FindingCode = Literal[
-    "nul_text",
-    "lost_type",
-    "undecodable",
-    "foreign_format",
-    "stale_resume",
-    "node_missing",
-    "channel_missing",
-]
-FINDING_CODES: tuple[FindingCode, ...] = get_args(FindingCode)
-"""`foreign_format`: a write on the thread would change its rows' format (`stores.formats`).
-`stale_resume`: a human's answer the next question would be handed (`stale_answers`).
-`node_missing`, `channel_missing`: the graph given with `--graph` would skip the head's
-next work, or pause it forever (`drift`)."""
 WITHOUT_VALUE = frozenset({"null", "empty", "bytes", "bytearray"})
 """Stored types whose bytes are the value itself, or none: nothing to decode."""
 

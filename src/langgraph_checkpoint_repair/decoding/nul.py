@@ -4,14 +4,13 @@ there. These are the pure rules that make such text storable."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+
+from ..codes import NUL_MODES, NulMode
 
 NUL = "\x00"
 REPLACEMENT = "\ufffd"
 """What a U+0000 becomes by default: the Unicode replacement character."""
-
-NulMode = Literal["replace", "strip"]
-NUL_MODES: tuple[NulMode, ...] = ("replace", "strip")
 
 
 def scrub_nul(text: str, mode: NulMode = "replace") -> str:

@@ -14,12 +14,12 @@ from typing import Any
 
 from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
 
+from ..codes import DRIFT_CODES
 from ..decisions.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top
 from ..decoding.integrity import Finding
 from ..engine.actions import RepairAction
 from ..stale_answers import NULL_TASK_ID
 from ..waiting import json_value
-from . import DRIFT_CODES
 from .findings import graph_at
 from .retarget import NextVersion, Retargeted, Triggers, branch_triggers, retarget
 from .shape import GraphShape

@@ -1,6 +1,7 @@
 """The pure repair engine: rules, policy and actions. It does no I/O."""
 
-from .actions import ActionKind, HistoryError, RepairAction, RepairResult
+from ..codes import ActionKind
+from .actions import HistoryError, RepairAction, RepairResult
 from .policy import DEFAULT_TEXTS, PROVIDERS, PendingCall, Provider, RepairPolicy
 from .repair import repair_messages
 from .synthetic import MARKER_KEY, is_synthetic

@@ -4,52 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from langchain_core.messages import BaseMessage
 
-ActionKind = Literal[
-    "placeholder",
-    "call_dropped",
-    "moved",
-    "orphan_dropped",
-    "duplicate_dropped",
-    "duplicate_call_dropped",
-    "unrepairable",
-    # Provider hygiene (RepairPolicy.provider), never produced without a provider:
-    "id_renamed",
-    "thinking_dropped",
-    "reasoning_dropped",
-    "call_block_dropped",
-    "content_filled",
-    "content_cleared",
-    # Oversized and unsupported content (provider limits, a model profile, max_result_chars):
-    "media_removed",
-    "media_downscaled",
-    "result_truncated",
-    # Context overflow (a token budget: max_input_tokens or the model profile's):
-    "context_trimmed",
-    "over_budget",
-    # Stored bytes (the batch job, with `--type-moved`): a lost type renamed in place of
-    # the class it moved to, no object built:
-    "type_moved",
-    # Stored bytes (`docs/how-to/unreadable-threads.md`), the batch job on PostgreSQL only: a
-    # pending write's text
-    # rewritten in place, U+0000 replaced by U+FFFD or (nul_text="strip") removed:
-    "nul_replaced",
-    "nul_stripped",
-    # Batch-only, never produced on load: an unreadable head rewound to its newest readable
-    # ancestor (`repair --rewind-unreadable`); recorded under the channel "__checkpoint__":
-    "rewound",
-    # A human's answer LangGraph would hand to the next question (`stale_answers`), left
-    # out of a load or deleted by the batch job; recorded under the channel "__resume__":
-    "resume_dropped",
-    # Batch and load, only where the operator names a renamed node (`--node-renamed`,
-    # `renamed_nodes=`): a head's next work moved to the node's new name, and (the batch
-    # job) a stored channel the graph lacks dropped; recorded under the channel "__graph__":
-    "node_renamed",
-    "channel_dropped",
-]
+from ..codes import ActionKind
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from .actions import ActionKind, RepairAction, fast_action
+from ..codes import ActionKind
+from .actions import RepairAction, fast_action
 from .calls import Call, MessageCalls
 from .policy import DEFAULT_TEXTS, PendingCall, RepairPolicy
 from .synthetic import Maker, placeholder_id, result_maker, synthetic_result

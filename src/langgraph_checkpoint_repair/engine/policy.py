@@ -11,13 +11,11 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from ..storage_policy import StoragePolicy
+
 Provider = Literal["anthropic", "openai", "openai-responses", "mistral", "bedrock"]
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "openai-responses", "mistral", "bedrock")
 MediaMode = Literal["placeholder", "downscale", "keep"]
-LostTypes = Literal["log", "raise"]
-LOST_TYPES: tuple[LostTypes, ...] = ("log", "raise")
-NulMode = Literal["replace", "strip"]
-NUL_MODES: tuple[NulMode, ...] = ("replace", "strip")
 MEDIA_MODES: tuple[MediaMode, ...] = ("placeholder", "downscale", "keep")
 PROFILE_KEYS = (
     "image_inputs",
@@ -78,7 +76,7 @@ Filler = Callable[[str, str, str], str]
 
 
 @dataclass(frozen=True)
-class RepairPolicy:
+class RepairPolicy(StoragePolicy):
     """What `repair_messages` does with each kind of defect.
 
     - `dangling`: `"placeholder"` answers a call that has no result with a
@@ -111,17 +109,8 @@ class RepairPolicy:
     - `token_counter`: counts a list of messages (a model's
       `get_num_tokens_from_messages`, `len`); `None` is LangChain's
       `count_tokens_approximately`.
-    - `lost_types`: what a load does when a stored value names a type this
-      environment cannot rebuild (its module or class gone): `"log"` (a warning
-      per load, naming the type and the thread; the load goes on as LangGraph's
-      does) or `"raise"` (`UnreadableCheckpoint`).
-    - `nul_text`: what the batch job does with U+0000 in a pending write's text on
-      PostgreSQL, which refuses it: `"replace"` (each becomes U+FFFD) or `"strip"`
-      (each is removed). The write is rewritten in place, audited and undoable.
-    - `stale_resume`: what happens to a human's answer that LangGraph would hand to
-      the thread's next question (`stale_answers`): `"drop"` leaves it out of what a
-      load returns (so LangGraph asks again) and lets the batch job delete it, audited
-      and undoable; `"keep"` leaves it as stored.
+    - `lost_types`, `nul_text`, `stale_resume` (keywords only): what the loader and
+      the stores do, which the engine never reads; see `StoragePolicy`.
     """
 
     dangling: Literal["placeholder", "drop_call"] = "placeholder"
@@ -137,11 +126,9 @@ class RepairPolicy:
     max_input_tokens: int | None = None
     context_reserve: int | None = None
     token_counter: TokenCounter | None = None
-    lost_types: LostTypes = "log"
-    nul_text: NulMode = "replace"
-    stale_resume: Literal["drop", "keep"] = "drop"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         _check_choice("dangling", self.dangling, ("placeholder", "drop_call"))
         _check_choice("orphans", self.orphans, ("drop", "keep"))
         _check_choice("duplicates", self.duplicates, ("drop", "keep"))
@@ -152,9 +139,6 @@ class RepairPolicy:
             raise TypeError(f"RepairPolicy.strict must be a bool, not {self.strict!r}")
         _check_placeholder(self.placeholder)
         _check_choice("media", self.media, MEDIA_MODES)
-        _check_choice("lost_types", self.lost_types, LOST_TYPES)
-        _check_choice("nul_text", self.nul_text, NUL_MODES)
-        _check_choice("stale_resume", self.stale_resume, ("drop", "keep"))
         if self.media == "downscale" and not _has_pillow():
             raise ValueError(
                 "RepairPolicy.media='downscale' needs Pillow: "

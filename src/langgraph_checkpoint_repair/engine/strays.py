@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from .actions import ActionKind
+from ..codes import ActionKind
 from .calls import Call, MessageCalls, read_calls
 from .fixes import Fixer
 from .kinds import AI, OTHER, TOOL, kind_of

@@ -3,8 +3,8 @@ only the engine's fast builder is kept here as it was."""
 
 from __future__ import annotations
 
+from langgraph_checkpoint_repair.codes import ActionKind
 from langgraph_checkpoint_repair.engine.actions import (
-    ActionKind,
     HistoryError,
     RepairAction,
     RepairResult,

@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from ..actions import ActionKind
+from ...codes import ActionKind
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from ..actions import ActionKind
+from ...codes import ActionKind
 from .fixes import Block, Fix, block_type, drop_blocks, model_provider
 
 REASONING_KEY = "reasoning"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage
 
-from ..actions import ActionKind
+from ...codes import ActionKind
 from .fixes import Block, Fix, block_type, drop_blocks, model_provider
 
 _FOREIGN_REASONING = ("thinking", "redacted_thinking", "reasoning_content")

@@ -1,0 +1,75 @@
+"""The names a run reports and the modes a user picks, in one leaf: what a repair did
+(`ActionKind`), what a look found (`FindingCode`), and the choices of the storage
+knobs (`storage_policy`). Every room may import it; it imports nothing of the package."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+ActionKind = Literal[
+    "placeholder",
+    "call_dropped",
+    "moved",
+    "orphan_dropped",
+    "duplicate_dropped",
+    "duplicate_call_dropped",
+    "unrepairable",
+    # Provider hygiene (RepairPolicy.provider), never produced without a provider:
+    "id_renamed",
+    "thinking_dropped",
+    "reasoning_dropped",
+    "call_block_dropped",
+    "content_filled",
+    "content_cleared",
+    # Oversized and unsupported content (provider limits, a model profile, max_result_chars):
+    "media_removed",
+    "media_downscaled",
+    "result_truncated",
+    # Context overflow (a token budget: max_input_tokens or the model profile's):
+    "context_trimmed",
+    "over_budget",
+    # Stored bytes (the batch job, with `--type-moved`): a lost type renamed in place of
+    # the class it moved to, no object built:
+    "type_moved",
+    # Stored bytes (`docs/how-to/unreadable-threads.md`), the batch job on PostgreSQL only: a
+    # pending write's text
+    # rewritten in place, U+0000 replaced by U+FFFD or (nul_text="strip") removed:
+    "nul_replaced",
+    "nul_stripped",
+    # Batch-only, never produced on load: an unreadable head rewound to its newest readable
+    # ancestor (`repair --rewind-unreadable`); recorded under the channel "__checkpoint__":
+    "rewound",
+    # A human's answer LangGraph would hand to the next question (`stale_answers`), left
+    # out of a load or deleted by the batch job; recorded under the channel "__resume__":
+    "resume_dropped",
+    # Batch and load, only where the operator names a renamed node (`--node-renamed`,
+    # `renamed_nodes=`): a head's next work moved to the node's new name, and (the batch
+    # job) a stored channel the graph lacks dropped; recorded under the channel "__graph__":
+    "node_renamed",
+    "channel_dropped",
+]
+ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
+
+FindingCode = Literal[
+    "nul_text",
+    "lost_type",
+    "undecodable",
+    "foreign_format",
+    "stale_resume",
+    "node_missing",
+    "channel_missing",
+]
+FINDING_CODES: tuple[FindingCode, ...] = get_args(FindingCode)
+"""`foreign_format`: a write on the thread would change its rows' format (`decisions.formats`).
+`stale_resume`: a human's answer the next question would be handed (`stale_answers`).
+`node_missing`, `channel_missing`: the graph given with `--graph` would skip the head's
+next work, or pause it forever (`drift`)."""
+DRIFT_CODES: tuple[FindingCode, ...] = ("node_missing", "channel_missing")
+"""The findings of a head the graph would strand: `scan --graph` exits 1 on either."""
+
+LostTypes = Literal["log", "raise"]
+LOST_TYPES: tuple[LostTypes, ...] = get_args(LostTypes)
+NulMode = Literal["replace", "strip"]
+NUL_MODES: tuple[NulMode, ...] = get_args(NulMode)
+StaleResume = Literal["drop", "keep"]
+STALE_RESUMES: tuple[StaleResume, ...] = get_args(StaleResume)
