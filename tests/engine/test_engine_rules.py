@@ -314,4 +314,4 @@ def test_the_storage_knobs_are_keywords_of_the_one_policy() -> None:
             None,
             None,
             "raise",
-        )  # type: ignore[call-arg,misc]
+        )  # type: ignore[call-arg]
