@@ -20,12 +20,12 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair.batch import repair_threads
-from langgraph_checkpoint_repair.js.values import dumps_js
-from langgraph_checkpoint_repair.stores.formats import (
+from langgraph_checkpoint_repair.decisions.formats import (
     RowFormat,
     foreign_format,
     version_scheme,
 )
+from langgraph_checkpoint_repair.js.values import dumps_js
 from langgraph_checkpoint_repair.stores.sqlite.js_saver import JsSqliteSaver
 from langgraph_checkpoint_repair.targets import open_saver
 from tests.support.cli_runs import last_json, run_cli

@@ -14,12 +14,12 @@ from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..decisions.rewind import AncestorWalk, Rung
+from ..decisions.stored_bytes import findings_of, unreadable
 from ..decoding.integrity import StoredValue
 from ..decoding.strict import refusals
 from ..stores import AsyncThreadStore, Head, ThreadStore
 from ..stores.faults import store_lost
 from ..stores.history import aload_rebuilt, load_rebuilt
-from .stored_bytes import findings_of, unreadable
 
 HeadKey = tuple[str, str, str]
 Loaded = tuple[CheckpointTuple, list[str]]

@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple
 
 from ..decisions.plan import Assessment, assess, bytes_status, tuple_key
+from ..decisions.stored_bytes import findings_of, moved_types_repair, needs_inspection, unreadable
 from ..decoding.integrity import Finding, StoredValue
 from ..drift.findings import drift_findings
 from ..engine.media.history import history_limits
@@ -23,7 +24,6 @@ from ..waiting import waiting_head
 from .ledger import Ledger
 from .options import RunOptions
 from .stale import STALE_FOUND, may_drop_answer
-from .stored_bytes import findings_of, moved_types_repair, needs_inspection, unreadable
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 JS_UNCHECKED = (

@@ -12,6 +12,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
 
+from ..decisions.formats import format_finding
 from ..decisions.plan import (
     DETAIL_KEY,
     Assessment,
@@ -36,7 +37,6 @@ from ..drift.writing import DriftFix, drift_fix, node_triggers, not_moved, retar
 from ..engine.actions import RepairAction
 from ..stale_answers import RESUME_CHANNEL
 from ..stores import Head
-from ..stores.formats import format_finding
 from .ancestors import Loaded
 from .ledger import Ledger
 from .options import Decision, RunOptions, outcome_before_writing

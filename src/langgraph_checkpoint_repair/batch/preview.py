@@ -14,7 +14,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..decisions.formats import format_finding
 from ..decisions.plan import assess, tuple_key
+from ..decisions.stored_bytes import findings_of, needs_inspection, unreadable
 from ..decoding.integrity import Finding, StoredValue
 from ..decoding.strict import refusals
 from ..delta import snapshot_value
@@ -26,10 +28,8 @@ from ..engine.policy import DEFAULT_POLICY
 from ..in_flight import work_is_scheduled
 from ..stores import AsyncThreadStore, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
-from ..stores.formats import format_finding
 from ..stores.history import aload_rebuilt, load_rebuilt
 from .stale import astale_found, stale_found
-from .stored_bytes import findings_of, needs_inspection, unreadable
 
 
 class ThreadNotFound(ValueError):

@@ -1,31 +1,28 @@
-"""What `undo` decides, apart from its I/O: for each thread a run repaired, whether it
-is put back and how (a checkpoint restoring the channels as they were, or a copy of
-the row a rewind passed over), or why it is left alone; and the undo's report. The
-sync and async shells in `undo` read and write; this holds no I/O.
+"""The undo's bookkeeping, apart from its I/O and its rules: its report, stop flag and
+write rate, and the heads it reads. What it decides for each thread is
+`decisions.undo_plans`'; the sync and async shells in `undo` read and write.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
 
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
-
-from ..decisions.plan import DETAIL_KEY, NewCheckpoint, checkpoint_on_top, new_run_id, undo_detail
-from ..decisions.races import WriteOutcome, head_moved
-from ..decisions.rewind import RowCopy, undo_copy
+from ..decisions.plan import NewCheckpoint, new_run_id
+from ..decisions.races import WriteOutcome
+from ..decisions.rewind import RowCopy
 from ..decisions.rewrites import WriteRewrite
-from ..delta import is_snapshot, snapshot_value
-from ..drift.writing import is_retarget, undo_retarget
+from ..decisions.undo_plans import RepairEntry, Skip, Undoing, repair_at
+from ..drift.writing import moved_back
 from ..redact import one_line
-from ..stores import Head, RepairEntry
-from ..stores.base import entry_from_metadata
+from ..stores import Head
 from ..stores.faults import store_lost
-from ..stores.formats import why_foreign
 from .pacing import Pacer
 from .report import UndoReport, UnknownRun
+
+_Plan = TypeVar("_Plan", NewCheckpoint, RowCopy)
 
 
 class UndoLedger:
@@ -47,6 +44,19 @@ class UndoLedger:
             if store_lost(error):
                 raise
             self.report.errors.append(failure(failing, error))
+
+    @property
+    def undoing(self) -> Undoing:
+        """The undo as its plans see it; work a repair moved goes back by `drift`'s rule."""
+        return Undoing(self.report.run_id, self.report.undo_of, moved_back)
+
+    def planned(self, entry: RepairEntry, plan: _Plan | Skip) -> _Plan | None:
+        """The plan to write, or None when the thread is left alone (and the report
+        says why)."""
+        if isinstance(plan, Skip):
+            skip(self.report, entry, plan.reason, plan.detail)
+            return None
+        return plan
 
     def stopping(self) -> bool:
         """True (and the report says so) once the undo was asked to stop."""
@@ -86,38 +96,15 @@ def _write_skipped(write: WriteRewrite, reason: str) -> dict[str, Any]:
 
 def planned_head(entry: RepairEntry) -> Head:
     """The head an undo is written on: the run's repair checkpoint."""
-    return head_at(entry, entry.repair_checkpoint_id)
+    return Head(*repair_at(entry))
 
 
 def source_key(entry: RepairEntry) -> tuple[str, str, str]:
     return (entry.thread_id, entry.checkpoint_ns, entry.source_checkpoint_id)
 
 
-def copy_plan(
-    copies_rows: bool,
-    entry: RepairEntry,
-    head: CheckpointTuple,
-    current_head_id: str | None,
-    source_present: bool,
-    report: UndoReport,
-) -> RowCopy | None:
-    """The copy of the unreadable head a rewind passed over, on top of the rewind; None
-    (and a reason in the report) when the thread must be left alone, as `restore_plan`
-    says, or when the store cannot copy a row as stored (`cannot_copy`)."""
-    reason = _why_not_restore(report.undo_of, entry, head, head)
-    copy = None
-    if reason is None and not copies_rows:
-        reason = "cannot_copy"
-    elif reason is None:
-        copy = undo_copy(head, report.run_id, report.undo_of)
-        if copy is None or not source_present:
-            reason = "source_missing"
-        else:
-            reason = head_moved(current_head_id, planned_head(entry), copy)
-    if reason is not None:
-        skip(report, entry, reason)
-        return None
-    return copy
+def head_at(entry: RepairEntry, checkpoint_id: str) -> Head:
+    return Head(entry.thread_id, entry.checkpoint_ns, checkpoint_id)
 
 
 def known_repairs(
@@ -127,81 +114,6 @@ def known_repairs(
     repair checkpoint and no write rewritten in place."""
     if not entries and not rewrites:
         raise UnknownRun(f"no repair recorded for run {run_id!r}: nothing to undo")
-
-
-def head_at(entry: RepairEntry, checkpoint_id: str) -> Head:
-    return Head(entry.thread_id, entry.checkpoint_ns, checkpoint_id)
-
-
-def restore_plan(
-    saver: BaseCheckpointSaver[Any],
-    entry: RepairEntry,
-    found: tuple[CheckpointTuple | None, str | None, CheckpointTuple | None],
-    types: frozenset[str] | None,
-    report: UndoReport,
-    refused: set[str],
-) -> NewCheckpoint | None:
-    """A checkpoint on top of the repair that puts back the channels as they were
-    before it; None (and a reason in the report) when the thread must be left alone:
-    `claimed` when another undo of the run has already restored it, `refused_type`
-    when its read refused a stored type (writing plain data back would change it),
-    `foreign_format` when the saver would write a format the thread's rows (of
-    serializer `types`) do not use. `found` is the repair checkpoint, the thread's
-    current head id and the repair's source checkpoint."""
-    head, current_head_id, source = found
-    reason = _why_not_restore(report.undo_of, entry, head, source)
-    if reason is None and refused:
-        reason = "refused_type"
-    detail = None
-    if reason is None:
-        assert head is not None
-        detail = why_foreign(saver, head.checkpoint, types)
-        reason = None if detail is None else "foreign_format"
-    new = None
-    if reason is None:
-        assert head is not None and source is not None
-        restored = _restore(saver, head, source, report)
-        if isinstance(restored, str):
-            reason, detail = "cannot_move_back", restored
-        else:
-            new = restored
-            reason = head_moved(current_head_id, planned_head(entry), new)
-    if reason is not None:
-        skip(report, entry, reason, detail)
-        return None
-    return new
-
-
-def _restore(
-    saver: BaseCheckpointSaver[Any],
-    head: CheckpointTuple,
-    source: CheckpointTuple,
-    report: UndoReport,
-) -> NewCheckpoint | str:
-    """The undo checkpoint; for a re-targeting, a sentence where the work cannot move back."""
-    undo = undo_detail(report.undo_of, head.checkpoint["id"])
-    if is_retarget(head.metadata):
-        return undo_retarget(head, source, saver.get_next_version, undo, report.run_id)
-    detail: dict[str, Any] = head.metadata.get(DETAIL_KEY) or {}  # type: ignore[assignment]
-    channels: Iterable[str] = detail.get("actions", {}).keys()
-    shown = source.checkpoint["channel_values"]
-    values = {name: snapshot_value(shown[name]) for name in channels if name in shown}
-    written = head.checkpoint["channel_values"]
-    snapshots = [name for name in values if is_snapshot(written.get(name))]
-    return checkpoint_on_top(head, values, saver.get_next_version, undo, report.run_id, snapshots)
-
-
-def _why_not_restore(
-    run_id: str,
-    entry: RepairEntry,
-    head: CheckpointTuple | None,
-    source: CheckpointTuple | None,
-) -> str | None:
-    if head is None:  # the run stopped between its audit record and its write
-        return "not_written"
-    if entry_from_metadata(head, run_id) != entry:  # trust the checkpoint, not the listing
-        return "not_this_run"
-    return "source_missing" if source is None else None
 
 
 def skip(report: UndoReport, entry: RepairEntry, reason: str, detail: str | None = None) -> None:

@@ -22,20 +22,13 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..decisions.rewind import undone_by_copy
 from ..decisions.rewrites import by_checkpoint, undo_changes
+from ..decisions.undo_plans import copy_plan, restore_plan
 from ..decoding.strict import refusals
 from ..stores import AsyncThreadStore, RepairEntry, ThreadStore, astore_for, store_for
 from ..stores.history import aload_rebuilt, load_rebuilt
 from . import checks
 from .report import UndoReport
-from .restoring import (
-    UndoLedger,
-    copy_plan,
-    head_at,
-    known_repairs,
-    planned_head,
-    restore_plan,
-    source_key,
-)
+from .restoring import UndoLedger, head_at, known_repairs, planned_head, source_key
 
 
 def undo_run(
@@ -103,14 +96,19 @@ class _SyncUndo:
             current = store.head_id(entry.thread_id, entry.checkpoint_ns)
             if head is not None and undone_by_copy(head.metadata):
                 present = store.chain_link(source_key(entry)) is not None
-                copy = copy_plan(store.rewinds, entry, head, current, present, self.report)
+                copied = copy_plan(
+                    self.ledger.undoing, store.rewinds, entry, head, current, present
+                )
+                copy = self.ledger.planned(entry, copied)
                 if copy is not None and self.ledger.pacer.wait():
                     outcome = store.write_copy(self.report.run_id, planned_head(entry), copy)
                     self.ledger.wrote(entry, outcome)
                 return
             source = _rebuilt(store.saver, store.load(head_at(entry, entry.source_checkpoint_id)))
         types = store.row_types(entry.thread_id, entry.checkpoint_ns)
-        new = restore_plan(store.saver, entry, (head, current, source), types, self.report, refused)
+        found = (head, current, source)
+        plan = restore_plan(self.ledger.undoing, store.saver, entry, found, types, refused)
+        new = self.ledger.planned(entry, plan)
         if new is not None and self.ledger.pacer.wait():
             outcome = store.write_undo(self.report.run_id, planned_head(entry), new)
             self.ledger.wrote(entry, outcome)
@@ -150,7 +148,10 @@ class _AsyncUndo:
             current = await store.head_id(entry.thread_id, entry.checkpoint_ns)
             if head is not None and undone_by_copy(head.metadata):
                 present = await store.chain_link(source_key(entry)) is not None
-                copy = copy_plan(store.rewinds, entry, head, current, present, self.report)
+                copied = copy_plan(
+                    self.ledger.undoing, store.rewinds, entry, head, current, present
+                )
+                copy = self.ledger.planned(entry, copied)
                 if copy is not None and await self.ledger.pacer.await_turn():
                     outcome = await store.write_copy(self.report.run_id, planned_head(entry), copy)
                     self.ledger.wrote(entry, outcome)
@@ -158,7 +159,9 @@ class _AsyncUndo:
             loaded = await store.load(head_at(entry, entry.source_checkpoint_id))
             source = await _arebuilt(store.saver, loaded)
         types = await store.row_types(entry.thread_id, entry.checkpoint_ns)
-        new = restore_plan(store.saver, entry, (head, current, source), types, self.report, refused)
+        found = (head, current, source)
+        plan = restore_plan(self.ledger.undoing, store.saver, entry, found, types, refused)
+        new = self.ledger.planned(entry, plan)
         if new is not None and await self.ledger.pacer.await_turn():
             outcome = await store.write_undo(self.report.run_id, planned_head(entry), new)
             self.ledger.wrote(entry, outcome)

@@ -54,7 +54,7 @@ class Assessment:
     """What is wrong with the head's stored bytes (`decoding.integrity`)."""
     stored_as_is: Mapping[str, Any] = field(default_factory=dict)
     """Channel values to write back as they are stored (extensions kept as raw bytes,
-    `batch.stored_bytes.as_stored`): a repair of the bytes builds no object."""
+    `decisions.stored_bytes.as_stored`): a repair of the bytes builds no object."""
     rewind: Mapping[str, Any] | None = None
     """An unreadable head under `--rewind-unreadable`: the ancestor rewound to and how
     many checkpoints were passed over, or why none was (`decisions.rewind`)."""

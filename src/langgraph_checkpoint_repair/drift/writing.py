@@ -159,3 +159,16 @@ def is_retarget(metadata: Mapping[str, Any]) -> bool:
     """Whether a repair checkpoint (by its metadata) re-targeted its head."""
     detail = metadata.get(DETAIL_KEY)
     return isinstance(detail, Mapping) and isinstance(detail.get(RETARGET_KEY), Mapping)
+
+
+def moved_back(
+    repair: CheckpointTuple,
+    source: CheckpointTuple,
+    next_version: NextVersion,
+    detail: Mapping[str, Any],
+    run_id: str,
+) -> NewCheckpoint | str | None:
+    """`undo_retarget` for a repair that re-targeted its head; None for any other."""
+    if not is_retarget(repair.metadata):
+        return None
+    return undo_retarget(repair, source, next_version, detail, run_id)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from ..decisions.plan import DETAIL_KEY, RUN_KEY, Assessment, NewCheckpoint, shard_of
+from ..decisions.plan import Assessment, NewCheckpoint, shard_of
 from ..decisions.races import Planned, WriteOutcome
 from ..decisions.rewind import RowCopy, Rung
 from ..decisions.rewrites import InPlaceChanges, RewritePlan, WriteRewrite
+from ..decisions.undo_plans import RepairEntry as RepairEntry
+from ..decisions.undo_plans import entry_from_metadata as entry_from_metadata
 from ..decoding.integrity import StoredValue
 from ..waiting import WaitingHead
 from .stored_values import ThreadBlobs
@@ -90,36 +92,6 @@ class Selection:
         if self.threads is not None and thread_id not in self.threads:
             return False
         return self.shard is None or shard_of(thread_id, self.shard[1]) == self.shard[0]
-
-
-@dataclass(frozen=True)
-class RepairEntry:
-    """One thread a run repaired: where it started and the checkpoint the run wrote."""
-
-    thread_id: str
-    checkpoint_ns: str
-    source_checkpoint_id: str
-    repair_checkpoint_id: str
-    moved_work: bool = field(default=False, compare=False)
-    """The repair moved the head's work off a renamed node (`drift`), so its undo puts
-    pending writes (PostgreSQL's audit says; elsewhere the checkpoint does, on load)."""
-
-
-def entry_from_metadata(tup: CheckpointTuple, run_id: str) -> RepairEntry | None:
-    """Read a repair checkpoint's own record of what it repaired; None unless the
-    checkpoint itself names `run_id` (a saver's `list(filter=...)` may not filter)."""
-    detail = tup.metadata.get(DETAIL_KEY)
-    if tup.metadata.get(RUN_KEY) != run_id:
-        return None
-    if not isinstance(detail, dict) or detail.get("kind") not in ("repair", "rewind"):
-        return None
-    configurable = tup.config["configurable"]
-    return RepairEntry(
-        configurable["thread_id"],
-        configurable.get("checkpoint_ns", ""),
-        detail["source_checkpoint_id"],
-        configurable["checkpoint_id"],
-    )
 
 
 class ThreadStore(Protocol):

@@ -13,7 +13,6 @@ import ormsgpack
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ..decisions.plan import Assessment, Status, tuple_key
 from ..decoding.integrity import Finding, StoredValue, inspect_values, trust_of
 from ..decoding.names import OPTION, TypeName, type_text
 from ..decoding.nul import NUL
@@ -21,6 +20,7 @@ from ..decoding.rename import rename_types
 from ..decoding.strict import StrictSerializer
 from ..engine import RepairAction
 from ..redact import one_line
+from .plan import Assessment, Status, tuple_key
 
 SERIALIZER_FOLDERS = (
     os.path.join("langgraph", "checkpoint", "serde", ""),
