@@ -23,6 +23,7 @@ from langgraph_checkpoint_repair import RepairPolicy, server, targets
 from langgraph_checkpoint_repair.cli import arguments, commands
 from langgraph_checkpoint_repair.codes import FINDING_CODES, ActionKind
 from langgraph_checkpoint_repair.decoding import strict
+from langgraph_checkpoint_repair.storage_policy import StoragePolicy
 
 PACKAGE = Path(langgraph_checkpoint_repair.__file__).parent
 
@@ -122,9 +123,10 @@ def exit_codes_page() -> str:
 
 
 def policy_descriptions() -> dict[str, str]:
-    """The `- `field`: text` bullets of the RepairPolicy docstring, by field."""
+    """The `- `field`: text` bullets of the RepairPolicy docstring and of the storage
+    knobs' it inherits (`StoragePolicy`), by field."""
     found: dict[str, str] = {}
-    doc = RepairPolicy.__doc__ or ""
+    doc = (RepairPolicy.__doc__ or "") + (StoragePolicy.__doc__ or "")
     for bullet in re.split(r"\n\s*- ", doc)[1:]:
         names = re.match(r"((?:`\w+`(?: / )?)+):\s*(.*)", bullet, re.S)
         if names is None:
@@ -137,7 +139,8 @@ def policy_descriptions() -> dict[str, str]:
 def policy_page() -> str:
     described = policy_descriptions()
     sections = []
-    for field in dataclasses.fields(RepairPolicy):
+    engine_first = sorted(dataclasses.fields(RepairPolicy), key=lambda field: field.kw_only)
+    for field in engine_first:
         if field.name not in described:
             raise LookupError(f"RepairPolicy.{field.name} has no bullet in the docstring")
         default = "" if field.default is dataclasses.MISSING else repr(field.default)

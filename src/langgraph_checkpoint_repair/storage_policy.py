@@ -13,7 +13,9 @@ from .codes import LOST_TYPES, NUL_MODES, STALE_RESUMES, LostTypes, NulMode, Sta
 
 @dataclass(frozen=True, kw_only=True)
 class StoragePolicy:
-    """- `lost_types`: what a load does when a stored value names a type this
+    """The knobs the loader and the stores read (keywords of a `RepairPolicy`).
+
+    - `lost_types`: what a load does when a stored value names a type this
       environment cannot rebuild (its module or class gone): `"log"` (a warning
       per load, naming the type and the thread; the load goes on as LangGraph's
       does) or `"raise"` (`UnreadableCheckpoint`).

@@ -12,7 +12,7 @@ from urllib.parse import quote, urlsplit
 import psycopg
 import pytest
 
-from langgraph_checkpoint_repair.stores.postgres.timeouts import GENTLE_SQL
+from langgraph_checkpoint_repair.stores.postgres.base import GENTLE_SQL
 from langgraph_checkpoint_repair.targets import open_saver
 from tests.support.cli_runs import repairs_per_thread_postgres, run_cli
 from tests.support.factories import POSTGRES_ENV

@@ -5,13 +5,10 @@ from typing import TYPE_CHECKING
 from ..lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # the names as checkers see them; at run time, `__getattr__` below
-    from .head_count import acount_heads as acount_heads
-    from .head_count import count_heads as count_heads
     from .inventory import TypeCount as TypeCount
     from .inventory import TypeInventory as TypeInventory
     from .inventory import ainventory_types as ainventory_types
     from .inventory import inventory_types as inventory_types
-    from .migrate import migrate as migrate
     from .options import RunOptions as RunOptions
     from .preview import ThreadNotFound as ThreadNotFound
     from .preview import ThreadPreview as ThreadPreview
@@ -22,7 +19,10 @@ if TYPE_CHECKING:  # the names as checkers see them; at run time, `__getattr__` 
     from .report import ThreadReport as ThreadReport
     from .report import UndoReport as UndoReport
     from .report import UnknownRun as UnknownRun
+    from .runner import acount_heads as acount_heads
     from .runner import arepair_threads as arepair_threads
+    from .runner import count_heads as count_heads
+    from .runner import migrate as migrate
     from .runner import repair_threads as repair_threads
     from .undo import aundo_run as aundo_run
     from .undo import undo_run as undo_run
@@ -31,13 +31,11 @@ if TYPE_CHECKING:  # the names as checkers see them; at run time, `__getattr__` 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        ".head_count": ("acount_heads", "count_heads"),
         ".inventory": ("TypeCount", "TypeInventory", "ainventory_types", "inventory_types"),
-        ".migrate": ("migrate",),
         ".options": ("RunOptions",),
         ".preview": ("ThreadNotFound", "ThreadPreview", "apreview_thread", "preview_thread"),
         ".report": ("RunReport", "StoreLost", "ThreadReport", "UndoReport", "UnknownRun"),
-        ".runner": ("arepair_threads", "repair_threads"),
+        ".runner": ("acount_heads", "arepair_threads", "count_heads", "migrate", "repair_threads"),
         ".undo": ("aundo_run", "undo_run"),
     },
 )

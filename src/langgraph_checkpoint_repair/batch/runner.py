@@ -308,3 +308,24 @@ class _AsyncRun(_Run):
             return  # stopped while waiting for its turn: left for the next run
         outcome = await self.store.write_repair(self.options.run_id, assessment, new)
         self.ledger.wrote(assessment, new, outcome)
+
+
+def migrate(saver: BaseCheckpointSaver[Any]) -> list[str] | None:
+    """Apply the audit-table migrations the store still lacks; return their names.
+
+    None when the store keeps its audit in checkpoint metadata (SQLite, any saver).
+    """
+    store = store_for(saver)
+    apply: Any = getattr(store, "migrate", None)
+    return None if apply is None else list(apply())
+
+
+def count_heads(saver: BaseCheckpointSaver[Any], options: RunOptions) -> int | None:
+    """The number of (thread, namespace) heads `options` selects; None when unknown
+    without listing the store (any saver but PostgreSQL and SQLite)."""
+    return store_for(saver).count_heads(options.selection)
+
+
+async def acount_heads(saver: BaseCheckpointSaver[Any], options: RunOptions) -> int | None:
+    """The async twin of `count_heads`."""
+    return await astore_for(saver).count_heads(options.selection)

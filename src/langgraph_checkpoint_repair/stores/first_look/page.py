@@ -25,12 +25,11 @@ from ...decoding.integrity import StoredValue, trust_of
 from ...delta import rebuild_messages, snapshot_value
 from ...engine.repair import history_is_clean
 from ...js.values import JsJsonPlusSerializer
-from ...waiting import WaitingHead
+from ...waiting import SENDS_CHANNEL, WaitingHead
 from ..base import Head
 from ..faults import store_lost
 from ..stored_values import answering_heads, answering_writes, suspect_heads
 from .asking import stale_from_rows, waiting_heads
-from .drifting import may_drift
 from .plain import (
     HISTORIES,
     JS_HISTORIES,
@@ -368,3 +367,24 @@ class _Walk:
             history["seed"] = serde.loads_typed((str(self.seed[0]), bytes(self.seed[1] or b"")))
         value = rebuild_messages(history)
         return value is not None and history_is_clean(value, budget)
+
+
+# Which heads of a page the graph given with `--graph` may strand, from the rows alone:
+# a root head is cleared when every channel it stores is one of the graph's (the heads
+# query lists those it is not: `unknown`) and it holds no pending send. Every other head
+# is loaded and checked (`drift.findings`).
+CHANNEL, UNKNOWN = 5, 11
+"""Positions in a heads query row: the value's channel, the stored channels the graph lacks."""
+
+
+def drift_suspects(rows: Sequence[Sequence[Any]]) -> set[HeadKey]:
+    """The heads whose rows name a channel the graph lacks, or a pending send."""
+    return {
+        (row[0], row[1], row[2]) for row in rows if row[UNKNOWN] or row[CHANNEL] == SENDS_CHANNEL
+    }
+
+
+def may_drift(key: HeadKey, suspects: set[HeadKey] | None) -> bool:
+    """Whether the head must be loaded to be checked: without a graph's look (None), a
+    subgraph's head (its graph is another), or a suspect."""
+    return suspects is None or bool(key[1]) or key in suspects

@@ -1,9 +1,9 @@
 """The PostgreSQL driver, modelled on LangGraph's own `checkpoint-postgres`: the SQL and
 the pure row logic in `base` (and, one job each, `values`, `rewrite_sql`, `shards`,
-`asking`, `drifting`, `chains`), thin sync (`sync`) and async (`aio`) stores over it.
-Opening a database (`opening`), what a role needs (`privileges`), the session
-timeouts (`timeouts`), and LangGraph.js's threads in the same tables (`js_saver`,
-`js_store`) live here too: they are SQL over the same tables and connections."""
+`chains`), thin sync (`sync`) and async (`aio`) stores over it. Opening a database
+(`opening`), what a role needs (`privileges`) and LangGraph.js's threads in the same
+tables (`js_saver`, `js_store`) live here too: they are SQL over the same tables and
+connections. What a page's rows say is the first look's (`first_look.page`)."""
 
 from __future__ import annotations
 

@@ -33,14 +33,12 @@ from ...decoding.integrity import StoredValue
 from ...redact import scrubbed
 from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady, aput_new
 from ..first_look import page
-from ..first_look.drifting import drift_suspects
 from ..first_look.helper import LookHelper
 from ..generic import AsyncGenericStore
 from ..stored_values import ThreadBlobs, key_params, thread_blobs, values_from_rows
 from . import base as sql
-from . import privileges, rewind_sql, shards, values
+from . import privileges, shards, values
 from . import rewrite_sql as rw
-from .timeouts import GENTLE_SQL
 
 
 class AsyncPostgresStore(AsyncGenericStore):
@@ -79,7 +77,7 @@ class AsyncPostgresStore(AsyncGenericStore):
 
     async def _write(self, query: str, params: Any) -> None:
         async with self._connection() as conn, conn.transaction():
-            await conn.execute(GENTLE_SQL)
+            await conn.execute(sql.GENTLE_SQL)
             await conn.execute(query, params)
 
     async def pages(self, selection: Selection) -> AsyncIterator[list[Head]]:
@@ -132,7 +130,7 @@ class AsyncPostgresStore(AsyncGenericStore):
             return None
         read = page.PageRows(rows, budget=selection.token_budget)
         if selection.graph_channels is not None:
-            read.drifting = drift_suspects(found)
+            read.drifting = page.drift_suspects(found)
         for channel, keys in page.walks_needed(rows).items():
             try:
                 walked = await self._rows(*sql.delta_walk_query(channel, keys), binary=True)
@@ -245,14 +243,14 @@ class AsyncPostgresStore(AsyncGenericStore):
     rewinds = True
 
     async def chain_link(self, key: tuple[str, str, str]) -> Rung | None:
-        rows = await self._rows(rewind_sql.RUNG_SQL, key_params(key))
+        rows = await self._rows(sql.RUNG_SQL, key_params(key))
         return rung_from(rows)
 
     async def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
         """The twin of `PostgresStore.write_copy`."""
 
         async def put(conn: AsyncConnection[Any]) -> None:
-            await conn.execute(rewind_sql.COPY_SQL, copy.params())
+            await conn.execute(sql.COPY_SQL, copy.params())
 
         return await self._write_claimed(planned, copy, None, put)
 
@@ -271,7 +269,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         put: Callable[[AsyncConnection[Any]], Awaitable[None]],
     ) -> WriteOutcome:
         async with self._connection() as conn, conn.transaction():
-            await conn.execute(GENTLE_SQL)
+            await conn.execute(sql.GENTLE_SQL)
             moved = await self._claim(conn, planned, new.checkpoint_id)
             if moved is not None:
                 return moved
@@ -304,7 +302,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         """The twin of `PostgresStore.rewrite_writes`."""
         try:
             async with self._connection() as conn, conn.transaction():
-                await conn.execute(GENTLE_SQL)
+                await conn.execute(sql.GENTLE_SQL)
                 moved = await self._claim(conn, plan, None)
                 if moved is None:
                     current = await self._current_blobs(conn, plan.writes)
@@ -342,7 +340,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         """The twin of `PostgresStore.restore_writes`."""
         try:
             async with self._connection() as conn, conn.transaction():
-                await conn.execute(GENTLE_SQL)
+                await conn.execute(sql.GENTLE_SQL)
                 if not await self._lock(conn, writes[0]):
                     return ["claimed"] * len(writes)
                 current = await self._current_blobs(conn, writes)

@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ...decisions.plan import Assessment, NewCheckpoint
+from ...decisions.plan import DETAIL_KEY, RUN_KEY, Assessment, NewCheckpoint
 from ...delta.chains import MAX_CHAIN
 from ...in_flight import INTERRUPT_CHANNEL
 from ...stale_answers import NULL_TASK_ID, RESUME_CHANNEL
@@ -336,3 +336,59 @@ def _migrations_folder() -> Path:
     if packaged.is_dir():
         return Path(str(packaged))
     return Path(__file__).resolve().parents[4] / "migrations" / "postgres"
+
+
+# The rows a rewind reads and writes (`decisions.rewind`): a rewind walks parent ids from
+# columns, never decoding a row that may not decode; its undo copies the unreadable
+# head's row as stored, under a new id.
+RUNG_SQL = """
+SELECT checkpoint_id, parent_checkpoint_id,
+    CASE WHEN jsonb_typeof(metadata) = 'object' THEN metadata ->> 'step' END
+FROM checkpoints
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+    AND checkpoint_id = %(checkpoint_id)s"""
+# The copy keeps every stored byte but the ids: the checkpoint's own "id" follows its
+# row's (JSONB edits need no decoding), and the metadata gains the undo's record where
+# it is a JSON object.
+COPY_SQL = f"""
+INSERT INTO checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+SELECT thread_id, checkpoint_ns, %(new)s, %(parent)s, type,
+    CASE WHEN jsonb_typeof(checkpoint) = 'object'
+        THEN jsonb_set(checkpoint, '{{id}}', to_jsonb(%(new)s::text)) ELSE checkpoint END,
+    CASE WHEN jsonb_typeof(metadata) = 'object'
+        THEN metadata || jsonb_build_object(
+            '{RUN_KEY}', %(record)s::jsonb -> '{RUN_KEY}',
+            '{DETAIL_KEY}', %(record)s::jsonb -> '{DETAIL_KEY}')
+        ELSE metadata END
+FROM checkpoints
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+    AND checkpoint_id = %(source)s"""
+
+
+# How long the command's sessions wait for a lock or run a statement: never unbounded,
+# and never longer than the operator allows.
+TIMEOUTS_SQL = """
+SELECT set_config(ours.name,
+    CASE WHEN current_setting(ours.name)::interval > interval '0'
+        AND current_setting(ours.name)::interval <= ours.ms * interval '1 ms'
+    THEN current_setting(ours.name) ELSE ours.ms::text END,
+    {local})
+FROM (VALUES ('lock_timeout', {lock_ms}), ('statement_timeout', {statement_ms}))
+    AS ours (name, ms)"""
+"""Cheap to run (no catalog view): on a role whose own limit is a few milliseconds it
+must itself finish in time."""
+
+
+def timeouts_sql(lock_ms: int, statement_ms: int, *, local: bool) -> str:
+    """Set `lock_timeout` and `statement_timeout` to ours, unless the session's own is
+    lower (set for the role, the database or in the URI's `options`): an operator's
+    tighter limit wins over the command's; `local`: for this transaction only."""
+    local_sql = "true" if local else "false"
+    return TIMEOUTS_SQL.format(lock_ms=lock_ms, statement_ms=statement_ms, local=local_sql)
+
+
+GENTLE_SQL = timeouts_sql(2_000, 30_000, local=True)
+"""For a write's transaction: give up quickly rather than queue behind live traffic."""
+SESSION_TIMEOUTS_SQL = timeouts_sql(2_000, 60_000, local=False)
+"""For every session the command opens: no statement waits or runs unbounded."""

@@ -12,7 +12,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ... import redact
 from ..opening_errors import TargetError, needs_extra
-from .timeouts import SESSION_TIMEOUTS_SQL
+from .base import SESSION_TIMEOUTS_SQL
 
 
 def check_postgres(uri: str, create: bool) -> None:

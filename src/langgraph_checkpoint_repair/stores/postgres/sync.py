@@ -33,14 +33,12 @@ from ...decoding.integrity import StoredValue
 from ...redact import scrubbed
 from ..base import PAGE_SIZE, Head, RepairEntry, Selection, StoreNotReady, put_new
 from ..first_look import page
-from ..first_look.drifting import drift_suspects
 from ..first_look.helper import LookHelper
 from ..generic import GenericStore
 from ..stored_values import ThreadBlobs, key_params, thread_blobs, values_from_rows
 from . import base as sql
-from . import privileges, rewind_sql, shards, values
+from . import privileges, shards, values
 from . import rewrite_sql as rw
-from .timeouts import GENTLE_SQL
 
 
 class PostgresStore(GenericStore):
@@ -77,7 +75,7 @@ class PostgresStore(GenericStore):
     def _write(self, query: str, params: Any) -> None:
         """A short transaction that gives up quickly rather than queue behind live traffic."""
         with self._connection() as conn, conn.transaction():
-            conn.execute(GENTLE_SQL)
+            conn.execute(sql.GENTLE_SQL)
             conn.execute(query, params)
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
@@ -123,7 +121,7 @@ class PostgresStore(GenericStore):
             return None
         read = page.PageRows(rows, budget=selection.token_budget)
         if selection.graph_channels is not None:
-            read.drifting = drift_suspects(found)
+            read.drifting = page.drift_suspects(found)
         for channel, keys in page.walks_needed(rows).items():
             try:
                 walked = self._rows(*sql.delta_walk_query(channel, keys), binary=True)
@@ -239,14 +237,14 @@ class PostgresStore(GenericStore):
     rewinds = True
 
     def chain_link(self, key: tuple[str, str, str]) -> Rung | None:
-        return rung_from(self._rows(rewind_sql.RUNG_SQL, key_params(key)))
+        return rung_from(self._rows(sql.RUNG_SQL, key_params(key)))
 
     def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
         """Claim the thread and copy the unreadable head's row on the rewind, as an undo
         checkpoint is put."""
 
         def put(conn: Connection[Any]) -> None:
-            conn.execute(rewind_sql.COPY_SQL, copy.params())
+            conn.execute(sql.COPY_SQL, copy.params())
 
         return self._write_claimed(planned, copy, None, put)
 
@@ -267,7 +265,7 @@ class PostgresStore(GenericStore):
         put: Callable[[Connection[Any]], None],
     ) -> WriteOutcome:
         with self._connection() as conn, conn.transaction():
-            conn.execute(GENTLE_SQL)
+            conn.execute(sql.GENTLE_SQL)
             moved = self._claim(conn, planned, new.checkpoint_id)
             if moved is not None:
                 return moved
@@ -302,7 +300,7 @@ class PostgresStore(GenericStore):
         original bytes and rewrite the writes in place: one transaction."""
         try:
             with self._connection() as conn, conn.transaction():
-                conn.execute(GENTLE_SQL)
+                conn.execute(sql.GENTLE_SQL)
                 moved = self._claim(conn, plan, None)
                 if moved is None:
                     moved = before_rewriting(self._current_blobs(conn, plan.writes), plan)
@@ -340,7 +338,7 @@ class PostgresStore(GenericStore):
         where its bytes are still the rewrite's; the outcome of each, in order."""
         try:
             with self._connection() as conn, conn.transaction():
-                conn.execute(GENTLE_SQL)
+                conn.execute(sql.GENTLE_SQL)
                 if not self._lock(conn, writes[0]):
                     return ["claimed"] * len(writes)
                 current = self._current_blobs(conn, writes)
