@@ -6,8 +6,8 @@ with integer channel versions and `json` values of LangChain.js serialisations. 
 are read with LangChain's own reviver (messages only) and written back in LangGraph.js's
 own format, so the application resumes; nothing JavaScript runs here.
 
-The savers live in their own modules, each needing its store's extra: `saver` (and
-`opening`) for PostgreSQL, `sqlite_saver` for SQLite. This package imports neither.
+The savers are the store drivers' (`stores.postgres.js_saver`, `stores.sqlite.js_saver`),
+each needing its store's extra; this package holds the formats and imports neither.
 """
 
 from .values import JsJsonSerializer, js_serde

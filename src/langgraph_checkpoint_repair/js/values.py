@@ -157,7 +157,8 @@ class JsJsonPlusSerializer(JsonPlusSerializer):
     """LangGraph's default serializer that also reads LangChain.js's `json` values
     (`loads_js`): what a saver opened without a serializer reads with, as the
     application's own saver would (the Agent Server drop-in). Writes are LangGraph's
-    own: a checkpoint of LangGraph.js is written by `js.saver` with `dumps_js`."""
+    own: a checkpoint of LangGraph.js is written by the drivers' LangGraph.js savers,
+    with `dumps_js`."""
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         type_, blob = data

@@ -31,7 +31,7 @@ def values_from_rows(rows: Sequence[Sequence[Any]]) -> list[StoredValue]:
 
 def answering_heads(rows: Sequence[Sequence[Any]]) -> set[tuple[str, str, str]]:
     """The heads whose pending writes (rows of thread, namespace, checkpoint, channel,
-    type, blob, task id: `postgres.base.split_rows`) hold a null-task answer beside an
+    type, blob, task id: `stores.postgres.base.split_rows`) hold a null-task answer beside an
     open question: those that may hold a stale answer (`stale_answers`)."""
     answering: set[tuple[str, str, str]] = set()
     asking: set[tuple[str, str, str]] = set()
@@ -73,7 +73,7 @@ def suspect_heads(
     rows: Sequence[Sequence[Any]], trust: Trust, decode: Decode, nul_matters: bool
 ) -> set[tuple[str, str, str]]:
     """The heads whose other values (rows of thread, namespace, checkpoint, channel, type,
-    blob, task id: `postgres.base.split_rows`) may hold an integrity finding."""
+    blob, task id: `stores.postgres.base.split_rows`) may hold an integrity finding."""
     suspects: set[tuple[str, str, str]] = set()
     for row in rows:
         thread_id, ns, checkpoint_id, channel, type_, blob, task_id = row[:7]

@@ -31,7 +31,7 @@ def waiting_heads(
 ) -> dict[HeadKey, WaitingHead]:
     """The page's heads with an open interrupt, from its other rows (thread, namespace,
     checkpoint, channel, type, blob, task id, and on interrupt rows the head's fields:
-    `postgres.base.split_rows`). A value that does not decode leaves its head out: the
+    `stores.postgres.base.split_rows`). A value that does not decode leaves its head out: the
     full load of the integrity look reports it."""
     asked = {
         _key(row): row[7] for row in others if row[7] is not None and row[3] == INTERRUPT_CHANNEL

@@ -237,7 +237,7 @@ class PageRows:
     stale: dict[HeadKey, Any] = field(default_factory=dict)
     """The heads whose own writes prove their answer stale, with each head's time."""
     drifting: set[HeadKey] | None = None
-    """With `--graph`, the heads it may strand (`drifting`); None without."""
+    """With `--graph`, the heads it may strand (`drift_suspects`); None without."""
     judge_plain: PlainJudge | None = None
     """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them under
     `budget`); None, judged here."""

@@ -91,7 +91,7 @@ RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
 # for the integrity look (`stored_values.suspect_heads`): its other channels' blobs at
 # their versions, and its pending writes (`task_id` set), each on its table's key. A
 # null-task answer's row, and when a run lists the heads waiting on a human an
-# `__interrupt__` row, also brings the head's own fields (`ASKED_SQL`; `asking`), looked
+# `__interrupt__` row, also brings the head's own fields (`ASKED_SQL`; `first_look.asking`), looked
 # up for those rows alone.
 _HEADS_SQL = """
 WITH heads AS (

@@ -198,7 +198,7 @@ class AsyncSqliteStore(AsyncGenericStore):
             return await self._answer_is_new(key)
 
     async def _answer_is_new(self, key: tuple[str, str, str]) -> bool:
-        """`sqlite_rewrites.answer_is_new`, inside the caller's transaction."""
+        """`rewrites.answer_is_new`, inside the caller's transaction."""
         cursor = await self.conn.execute(sr.ANSWER_ORDER_SQL, sr.answer_order_params(key))
         return sr.answer_is_new(await cursor.fetchone())
 

@@ -180,7 +180,7 @@ class SqliteStore(GenericStore):
 
     def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
         """Claim the thread, look at its head and each write's bytes again, record the
-        original rows and change the writes: one write transaction (`sqlite_rewrites`)."""
+        original rows and change the writes: one write transaction (`rewrites`)."""
         with claim(self.saver, (plan.thread_id, plan.checkpoint_ns)) as mine:
             if not mine:
                 return "claimed"
@@ -207,7 +207,7 @@ class SqliteStore(GenericStore):
             return self._answer_is_new(key)
 
     def _answer_is_new(self, key: tuple[str, str, str]) -> bool:
-        """`sqlite_rewrites.answer_is_new`, the lock held."""
+        """`rewrites.answer_is_new`, the lock held."""
         found = self.conn.execute(sr.ANSWER_ORDER_SQL, sr.answer_order_params(key))
         return sr.answer_is_new(found.fetchone())
 
