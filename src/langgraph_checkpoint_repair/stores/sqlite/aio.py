@@ -25,26 +25,9 @@ from ..base import Head, Selection, aput_new
 from ..claims import claim
 from ..generic import AsyncGenericStore
 from ..stored_values import ThreadBlobs, key_params
+from . import base as sql
 from . import rewrites as sr
 from . import values
-from .base import (
-    BEGIN_SQL,
-    COMMIT_SQL,
-    COPY_SQL,
-    HEAD_ID_SQL,
-    ROLLBACK_SQL,
-    ROW_TYPES_SQL,
-    RUNG_SQL,
-    SIBLINGS_SQL,
-    THREADS_SQL,
-    TYPES_PAGE,
-    awriting_lock,
-    counted,
-    heads_query,
-    row_types_of,
-    selected_heads,
-    thread_params,
-)
 
 _Done = TypeVar("_Done")
 
@@ -54,27 +37,27 @@ class AsyncSqliteStore(AsyncGenericStore):
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         super().__init__(saver)
-        self.writing = awriting_lock(saver)
+        self.writing = sql.awriting_lock(saver)
         self.conn: Any = saver.conn  # type: ignore[attr-defined]
         self.lock: asyncio.Lock = saver.lock  # type: ignore[attr-defined]
 
     async def pages(self, selection: Selection) -> AsyncIterator[list[Head]]:
         after: tuple[str, str] | None = None
         while True:
-            rows = await self._all(*heads_query(after, selection.page_size))
+            rows = await self._all(*sql.heads_query(after, selection.page_size))
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])
-            yield selected_heads(rows, selection, self.saver.serde)
+            yield sql.selected_heads(rows, selection, self.saver.serde)
 
     async def count_heads(self, selection: Selection) -> int | None:
-        return counted(await self._all(THREADS_SQL, ()), selection)
+        return sql.counted(await self._all(sql.THREADS_SQL, ()), selection)
 
     async def type_pages(self, all_checkpoints: bool) -> AsyncIterator[ThreadBlobs]:
         """The twin of `SqliteStore.type_pages`."""
         after: str | None = None
         while True:
-            found = await self._all(*values.threads_query(after, TYPES_PAGE))
+            found = await self._all(*values.threads_query(after, sql.TYPES_PAGE))
             threads = [str(row[0]) for row in found]
             if not threads:
                 return
@@ -90,11 +73,12 @@ class AsyncSqliteStore(AsyncGenericStore):
         return values.stored_values(checkpoint[0] if checkpoint else None, writes)
 
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
-        rows = await self._all(HEAD_ID_SQL, (thread_id, checkpoint_ns))
+        rows = await self._all(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns))
         return rows[0][0] if rows else None
 
     async def row_types(self, thread_id: str, checkpoint_ns: str) -> frozenset[str] | None:
-        return row_types_of(await self._all(ROW_TYPES_SQL, thread_params(thread_id, checkpoint_ns)))
+        rows = await self._all(sql.ROW_TYPES_SQL, sql.thread_params(thread_id, checkpoint_ns))
+        return sql.row_types_of(rows)
 
     async def write_on(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
         """The twin of `SqliteStore.write_on`."""
@@ -107,7 +91,7 @@ class AsyncSqliteStore(AsyncGenericStore):
     rewinds = True
 
     async def chain_link(self, key: tuple[str, str, str]) -> Rung | None:
-        rows = await self._all(RUNG_SQL, key_params(key))
+        rows = await self._all(sql.RUNG_SQL, key_params(key))
         return rung_from(rows)
 
     async def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
@@ -115,7 +99,7 @@ class AsyncSqliteStore(AsyncGenericStore):
 
         async def put() -> None:
             async with self.lock:
-                await self.conn.execute(COPY_SQL, copy.params())
+                await self.conn.execute(sql.COPY_SQL, copy.params())
 
         return await self._claimed(planned, copy, put)
 
@@ -137,10 +121,10 @@ class AsyncSqliteStore(AsyncGenericStore):
             try:
                 await put()
             except BaseException:
-                await self._end(ROLLBACK_SQL)
+                await self._end(sql.ROLLBACK_SQL)
                 raise
-            await self._end(COMMIT_SQL)
-        siblings = await self._all(SIBLINGS_SQL, sibling_key(planned, new))
+            await self._end(sql.COMMIT_SQL)
+        siblings = await self._all(sql.SIBLINGS_SQL, sibling_key(planned, new))
         return "superseded" if siblings[0][0] else "repaired"
 
     async def _all(self, query: str, params: Any) -> list[Any]:
@@ -151,15 +135,15 @@ class AsyncSqliteStore(AsyncGenericStore):
     async def _begin(self, planned: Planned, new: Written) -> WriteOutcome | None:
         await self.saver.setup()  # type: ignore[attr-defined]
         async with self.lock:
-            await self.conn.execute(BEGIN_SQL)
+            await self.conn.execute(sql.BEGIN_SQL)
             moved: WriteOutcome | None = "moved_on"
             try:
-                cursor = await self.conn.execute(HEAD_ID_SQL, thread_key(planned))
+                cursor = await self.conn.execute(sql.HEAD_ID_SQL, thread_key(planned))
                 row = await cursor.fetchone()
                 moved = head_moved(row[0], planned, new)
             finally:
                 if moved is not None:
-                    await self.conn.execute(ROLLBACK_SQL)
+                    await self.conn.execute(sql.ROLLBACK_SQL)
             return moved
 
     async def _end(self, statement: str) -> None:
@@ -178,7 +162,7 @@ class AsyncSqliteStore(AsyncGenericStore):
                 return await self._in_transaction(lambda: self._rewrite(run_id, plan))
 
     async def _rewrite(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
-        cursor = await self.conn.execute(HEAD_ID_SQL, (plan.thread_id, plan.checkpoint_ns))
+        cursor = await self.conn.execute(sql.HEAD_ID_SQL, (plan.thread_id, plan.checkpoint_ns))
         head = await cursor.fetchone()
         if head is None or head[0] != plan.checkpoint_id:
             return "moved_on"
@@ -231,11 +215,11 @@ class AsyncSqliteStore(AsyncGenericStore):
 
     async def _in_transaction(self, work: Callable[[], Awaitable[_Done]]) -> _Done:
         """`work` in one write transaction, committed unless it raises."""
-        await self.conn.execute(BEGIN_SQL)
+        await self.conn.execute(sql.BEGIN_SQL)
         try:
             done = await work()
         except BaseException:
-            await self.conn.execute(ROLLBACK_SQL)
+            await self.conn.execute(sql.ROLLBACK_SQL)
             raise
-        await self.conn.execute(COMMIT_SQL)
+        await self.conn.execute(sql.COMMIT_SQL)
         return done

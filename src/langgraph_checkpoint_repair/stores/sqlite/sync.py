@@ -26,26 +26,9 @@ from ..base import Head, Selection, put_new
 from ..claims import claim
 from ..generic import GenericStore
 from ..stored_values import ThreadBlobs, key_params
+from . import base as sql
 from . import rewrites as sr
 from . import values
-from .base import (
-    BEGIN_SQL,
-    COMMIT_SQL,
-    COPY_SQL,
-    HEAD_ID_SQL,
-    ROLLBACK_SQL,
-    ROW_TYPES_SQL,
-    RUNG_SQL,
-    SIBLINGS_SQL,
-    THREADS_SQL,
-    TYPES_PAGE,
-    counted,
-    heads_query,
-    row_types_of,
-    selected_heads,
-    thread_params,
-    writing_lock,
-)
 
 _Done = TypeVar("_Done")
 
@@ -55,7 +38,7 @@ class SqliteStore(GenericStore):
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         super().__init__(saver)
-        self.writing = writing_lock(saver)
+        self.writing = sql.writing_lock(saver)
         self.conn: sqlite3.Connection = saver.conn  # type: ignore[attr-defined]
         self.lock: threading.Lock = saver.lock  # type: ignore[attr-defined]
 
@@ -63,23 +46,23 @@ class SqliteStore(GenericStore):
         after: tuple[str, str] | None = None
         while True:
             with self.lock:
-                rows = self.conn.execute(*heads_query(after, selection.page_size)).fetchall()
+                rows = self.conn.execute(*sql.heads_query(after, selection.page_size)).fetchall()
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])
-            yield selected_heads(rows, selection, self.saver.serde)
+            yield sql.selected_heads(rows, selection, self.saver.serde)
 
     def count_heads(self, selection: Selection) -> int | None:
         with self.lock:
-            rows = self.conn.execute(THREADS_SQL).fetchall()
-        return counted(rows, selection)
+            rows = self.conn.execute(sql.THREADS_SQL).fetchall()
+        return sql.counted(rows, selection)
 
     def type_pages(self, all_checkpoints: bool) -> Iterator[ThreadBlobs]:
         """Pages of threads with the msgpack blobs of their heads (or whole history)."""
         after: str | None = None
         while True:
             with self.lock:
-                found = self.conn.execute(*values.threads_query(after, TYPES_PAGE))
+                found = self.conn.execute(*values.threads_query(after, sql.TYPES_PAGE))
                 threads = [str(row[0]) for row in found.fetchall()]
                 if not threads:
                     return
@@ -97,15 +80,15 @@ class SqliteStore(GenericStore):
 
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         with self.lock:
-            row = self.conn.execute(HEAD_ID_SQL, (thread_id, checkpoint_ns)).fetchone()
+            row = self.conn.execute(sql.HEAD_ID_SQL, (thread_id, checkpoint_ns)).fetchone()
         return None if row is None else row[0]
 
     def row_types(self, thread_id: str, checkpoint_ns: str) -> frozenset[str] | None:
         with self.lock:
             rows = self.conn.execute(
-                ROW_TYPES_SQL, thread_params(thread_id, checkpoint_ns)
+                sql.ROW_TYPES_SQL, sql.thread_params(thread_id, checkpoint_ns)
             ).fetchall()
-        return row_types_of(rows)
+        return sql.row_types_of(rows)
 
     def write_on(self, run_id: str, planned: Planned, new: NewCheckpoint) -> WriteOutcome:
         """Look at the head again and write `new` on it, all in one write transaction."""
@@ -119,7 +102,7 @@ class SqliteStore(GenericStore):
 
     def chain_link(self, key: tuple[str, str, str]) -> Rung | None:
         with self.lock:
-            rows = self.conn.execute(RUNG_SQL, key_params(key)).fetchall()
+            rows = self.conn.execute(sql.RUNG_SQL, key_params(key)).fetchall()
         return rung_from(rows)
 
     def write_copy(self, run_id: str, planned: Planned, copy: RowCopy) -> WriteOutcome:
@@ -128,7 +111,7 @@ class SqliteStore(GenericStore):
 
         def put() -> None:
             with self.lock:
-                self.conn.execute(COPY_SQL, copy.params())
+                self.conn.execute(sql.COPY_SQL, copy.params())
 
         return self._claimed(planned, copy, put)
 
@@ -148,11 +131,11 @@ class SqliteStore(GenericStore):
             try:
                 put()
             except BaseException:
-                self._end(ROLLBACK_SQL)
+                self._end(sql.ROLLBACK_SQL)
                 raise
-            self._end(COMMIT_SQL)
+            self._end(sql.COMMIT_SQL)
         with self.lock:
-            siblings = self.conn.execute(SIBLINGS_SQL, sibling_key(planned, new)).fetchone()
+            siblings = self.conn.execute(sql.SIBLINGS_SQL, sibling_key(planned, new)).fetchone()
         return "superseded" if siblings[0] else "repaired"
 
     def _begin(self, planned: Planned, new: Written) -> WriteOutcome | None:
@@ -160,14 +143,14 @@ class SqliteStore(GenericStore):
         (otherwise the transaction is rolled back)."""
         with self.lock:
             self.saver.setup()  # type: ignore[attr-defined]  # its script commits: run it first
-            self.conn.execute(BEGIN_SQL)
+            self.conn.execute(sql.BEGIN_SQL)
             moved: WriteOutcome | None = "moved_on"
             try:
-                row = self.conn.execute(HEAD_ID_SQL, thread_key(planned)).fetchone()
+                row = self.conn.execute(sql.HEAD_ID_SQL, thread_key(planned)).fetchone()
                 moved = head_moved(row[0], planned, new)
             finally:
                 if moved is not None:
-                    self.conn.execute(ROLLBACK_SQL)
+                    self.conn.execute(sql.ROLLBACK_SQL)
             return moved
 
     def _end(self, statement: str) -> None:
@@ -188,7 +171,7 @@ class SqliteStore(GenericStore):
                 return self._in_transaction(lambda: self._rewrite(run_id, plan))
 
     def _rewrite(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
-        head = self.conn.execute(HEAD_ID_SQL, (plan.thread_id, plan.checkpoint_ns)).fetchone()
+        head = self.conn.execute(sql.HEAD_ID_SQL, (plan.thread_id, plan.checkpoint_ns)).fetchone()
         if head is None or head[0] != plan.checkpoint_id:
             return "moved_on"
         moved = before_rewriting(self._current(plan.writes), plan)
@@ -240,11 +223,11 @@ class SqliteStore(GenericStore):
 
     def _in_transaction(self, work: Callable[[], _Done]) -> _Done:
         """`work` in one write transaction, committed unless it raises."""
-        self.conn.execute(BEGIN_SQL)
+        self.conn.execute(sql.BEGIN_SQL)
         try:
             done = work()
         except BaseException:
-            self.conn.execute(ROLLBACK_SQL)
+            self.conn.execute(sql.ROLLBACK_SQL)
             raise
-        self.conn.execute(COMMIT_SQL)
+        self.conn.execute(sql.COMMIT_SQL)
         return done
