@@ -1,13 +1,14 @@
 """Heads a run in this process is writing, per saver object.
 
 Runs through the Python API may share one saver object (threads, tasks, or a
-run started from inside another's hook). Whatever the store, a run holds the
-head's claim here from its last look to the end of its `put`, and a run that
-finds the claim taken leaves the head alone (`claimed`) at once, never waits:
-so a whole second run can fit inside the first one's window and still store
-nothing twice. For an in-memory saver this is the whole lock; stores shared
-between processes add their own (PostgreSQL advisory locks, SQLite's write
-transaction).
+run started from inside another's hook). On SQLite and any saver driven through
+its API, a run holds the head's claim here from its last look to the end of its
+`put`, and a run that finds the claim taken leaves the head alone (`claimed`) at
+once, never waits: so a whole second run can fit inside the first one's window
+and still store nothing twice. For an in-memory saver this is the whole lock;
+SQLite adds its write transaction, for other processes. PostgreSQL's claim is its
+advisory lock alone, taken in the writing transaction: it holds between runs of
+one process as between processes.
 """
 
 from __future__ import annotations
