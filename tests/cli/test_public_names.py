@@ -36,7 +36,9 @@ def test_an_unknown_name_is_an_attribute_error(package: object) -> None:
 
 def test_asking_for_one_name_loads_its_module_alone() -> None:
     """In a fresh interpreter: the wrapper's name loads the checkpointer, not the
-    batch job, the command line or the in-run helpers."""
+    batch job, the command line or the in-run helpers; of the stores, only what
+    says which driver reads a saver's tables and the history reader it walks parent
+    chains with (a driver's SQL loads when a load first needs it), never a store."""
     code = (
         "import json, sys\n"
         "from langgraph_checkpoint_repair import PatchingCheckpointer\n"
@@ -48,4 +50,12 @@ def test_asking_for_one_name_loads_its_module_alone() -> None:
     assert "langgraph_checkpoint_repair.checkpointer.saver" in loaded
     ours = [name for name in loaded if name.startswith("langgraph_checkpoint_repair.")]
     rooms = {name.split(".")[1] for name in ours}
-    assert not rooms & {"batch", "cli", "in_run", "stores", "server"}
+    assert not rooms & {"batch", "cli", "in_run", "server"}
+    stores = {name for name in ours if name.split(".")[1] == "stores"}
+    assert stores == {
+        "langgraph_checkpoint_repair.stores",
+        "langgraph_checkpoint_repair.stores.drivers",
+        "langgraph_checkpoint_repair.stores.history",
+        "langgraph_checkpoint_repair.stores.generic",
+        "langgraph_checkpoint_repair.stores.generic.chains",
+    }
