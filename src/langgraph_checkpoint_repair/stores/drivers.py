@@ -92,13 +92,11 @@ def driver_for(saver: BaseCheckpointSaver[Any]) -> Driver:
     return DRIVERS["generic"]
 
 
-def walk_owner(saver: BaseCheckpointSaver[Any], method: str) -> str | None:
+def walk_owner(saver: BaseCheckpointSaver[Any], method: str) -> str:
     """Whose delta-channel history walk (`method`, the sync or async one) `saver` runs:
-    the module of the class that defines it, "" for the base class's default, None for
-    a LangGraph without delta channels."""
+    the module of the class that defines it, or "" for the base class's default (a
+    LangGraph without delta channels has none, and `stores.history` walks as it would)."""
     walk = getattr(type(saver), method, None)
-    if walk is None:
-        return None
     if walk is getattr(BaseCheckpointSaver, method, None):
         return ""  # however it got there: a class may name the base's walk as its own
     owner = next(c for c in type(saver).__mro__ if method in vars(c))

@@ -37,11 +37,11 @@ def _where(config: RunnableConfig) -> dict[str, Any]:
     }
 
 
-def _checks(owner: str | None, asynchronous: bool) -> Any:
+def _checks(owner: str, asynchronous: bool) -> Any:
     """The `chains` module of the driver whose saver class defines the walk; None when
     none does, or the walk is the other twin's (LangGraph's async savers live in `.aio`)."""
-    name = SAVERS.get(owner or "")
-    twin = name == "generic" or (owner or "").endswith(".aio") == asynchronous
+    name = SAVERS.get(owner)
+    twin = name == "generic" or owner.endswith(".aio") == asynchronous
     if name is None or not twin:
         return None
     return DRIVERS[name].chains()
