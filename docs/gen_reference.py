@@ -139,7 +139,7 @@ def policy_descriptions() -> dict[str, str]:
 def policy_page() -> str:
     described = policy_descriptions()
     sections = []
-    engine_first = sorted(dataclasses.fields(RepairPolicy), key=lambda field: field.kw_only)
+    engine_first = sorted(dataclasses.fields(RepairPolicy), key=lambda field: field.kw_only is True)
     for field in engine_first:
         if field.name not in described:
             raise LookupError(f"RepairPolicy.{field.name} has no bullet in the docstring")
