@@ -83,7 +83,7 @@ def assess(
     pending results (an interrupt, finished tasks' writes) is never written on,
     since a checkpoint on top of it would leave them behind; threads written
     within `min_idle` wait for a later run. Delta channels must be rebuilt
-    (`delta.load_rebuilt`) before: what is not stored here is not seen.
+    (`stores.history.load_rebuilt`) before: what is not stored here is not seen.
     """
     thread_id, ns, checkpoint_id = tuple_key(tup)
     scheduled = work_is_scheduled(tup)
