@@ -189,3 +189,41 @@ def postgres_saver() -> Iterator[BaseCheckpointSaver[Any]]:
     application opens it: with the role's own settings, none of the command's."""
     with PostgresSaver.from_conn_string(os.environ[POSTGRES_ENV]) as saver:
         yield saver
+
+
+SLOW_SETUP = "SELECT pg_sleep(0.05)"
+"""A session set-up statement that always outlasts a role whose limit is 1 ms."""
+
+
+def _pool_options() -> dict[str, Any]:
+    """A small pool as an application opens one, that gives up waiting after 2 s."""
+    from psycopg.rows import dict_row
+
+    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    return {"kwargs": kwargs, "min_size": 1, "max_size": 2, "timeout": 2.0, "open": False}
+
+
+@contextlib.contextmanager
+def pooled_postgres_saver() -> Iterator[BaseCheckpointSaver[Any]]:
+    """A PostgresSaver over a pool whose sessions each run `SLOW_SETUP` first."""
+    from psycopg_pool import ConnectionPool
+
+    def configure(conn: Any) -> None:
+        conn.execute(SLOW_SETUP)
+
+    with ConnectionPool(os.environ[POSTGRES_ENV], configure=configure, **_pool_options()) as pool:
+        yield PostgresSaver(pool)
+
+
+@contextlib.asynccontextmanager
+async def async_pooled_postgres_saver() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The async twin of `pooled_postgres_saver`."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg_pool import AsyncConnectionPool
+
+    async def configure(conn: Any) -> None:
+        await conn.execute(SLOW_SETUP)
+
+    pool = AsyncConnectionPool(os.environ[POSTGRES_ENV], configure=configure, **_pool_options())
+    async with pool:
+        yield AsyncPostgresSaver(pool)

@@ -19,11 +19,14 @@ statement's rows come without a RowDescription, so a result is counted between t
 
 class Relay:
     """Relays every connection to `target`; `arm` makes it cut the first connection that
-    receives `rows` rows of one result (a page of heads, not a single-row lookup)."""
+    receives `rows` rows of one result (a page of heads, not a single-row lookup).
+    With `accepts`, it stops listening after that many connections: later ones are
+    refused, as by a server that went away."""
 
-    def __init__(self, target: tuple[str, int], rows: int = 100) -> None:
+    def __init__(self, target: tuple[str, int], rows: int = 100, accepts: int = 0) -> None:
         self.target = target
         self.rows = rows
+        self.accepts = accepts
         self.armed = threading.Event()
         self.cut = threading.Event()
         """Set once a connection was cut mid-result."""
@@ -82,6 +85,9 @@ class Relay:
             self._sockets += [client, server]
             threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
             threading.Thread(target=self._relay_results, args=(server, client), daemon=True).start()
+            if self.accepts and len(self._sockets) // 2 >= self.accepts:
+                self.listener.close()  # every later connection is refused
+                return
 
     @staticmethod
     def _pump(source: socket.socket, sink: socket.socket) -> None:

@@ -17,7 +17,7 @@ from ..decisions.rewrites import RewritePlan
 from ..metrics import record_repairs, record_waiting
 from ..redact import one_line
 from ..stores import Head
-from ..stores.faults import store_lost
+from ..stores.faults import named_cause, store_lost
 from ..waiting import WaitingHead, age_bucket
 from .options import ProgressFn, RunOptions, ThreadFn, WaitingFn
 from .pacing import Pacer, Quota
@@ -81,9 +81,10 @@ class Ledger:
             raise
 
     def lost_store(self, error: Exception) -> StoreLost:
-        """The run's end when its store went away: the reason, one line, and the report."""
+        """The run's end when its store went away: the reason, one line (for a pool that
+        gave up waiting, what its connections met), and the report."""
         self.report.stopped = True
-        return StoreLost(one_line(error), self.report)
+        return StoreLost(one_line(named_cause(error)), self.report)
 
     def note_refused(self, serde: object) -> None:
         """The stored types the store's serializer refused so far (a strict one keeps them)."""

@@ -16,6 +16,7 @@ from ..batch import StoreLost
 from ..decoding.strict import quiet_langgraph_notices
 from ..redact import RedactingFilter, one_line
 from ..stores import StoreNotReady
+from ..stores.faults import named_cause, watch_connection_failures
 from ..targets import AsyncFactory, TargetError, parse_target
 from .arguments import UsageError, allowed_types, graph_options, run_options
 from .commands import COMMANDS
@@ -33,10 +34,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             handler.addFilter(RedactingFilter())
         quiet_langgraph_notices()
         metrics.record_only_if_exported()
-        if not args.verbose:
-            # The pool's failed attempts to connect are retried; a store that stays
-            # gone ends the run with one line of ours, so they are not the operator's.
-            logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+        # The pool's failed attempts to connect are retried; a store that stays gone
+        # ends the run with one line of ours naming the last of them.
+        watch_connection_failures(shown=bool(args.verbose))
         parse_target(args.target)
         args.allowed_types = allowed_types(args)
         entry = COMMANDS[args.command]
@@ -79,39 +79,54 @@ def _end_stream(job: Job | None) -> None:
         job.end_stream()
 
 
-STORE_HINTS = {
+SESSION_HINTS = {
     "LockNotAvailable": "a table is locked by another session (gave up waiting)",
     "InsufficientPrivilege": "the database role lacks a privilege",
     "QueryCanceled": "a statement ran too long (statement_timeout)",
 }
+"""A statement failed, not the store: the database is there."""
+STORE_HINTS = {**SESSION_HINTS, "PoolTimeout": "no connection to the database"}
+CANNOT_CONNECT = "cannot connect to PostgreSQL"
+"""What a pool's connection attempt met, when it is none of the kinds above."""
+
+
+def _reason(error: BaseException) -> str:
+    """The hint and the server's words; a pool that gave up waiting is named by what its
+    connections met (a statement timeout, a refused login), when it met anything."""
+    cause = named_cause(error)
+    kind = type(cause).__name__
+    hint = STORE_HINTS.get(kind, CANNOT_CONNECT if cause is not error else kind)
+    return f"{hint}: {one_line(cause)}"
 
 
 def _store_failure(error: Exception, job: Job | None) -> int:
     """One line naming what failed; exit 1 when some repairs were already written."""
-    kind = type(error).__name__
-    text = one_line(error)
-    hint = STORE_HINTS.get(kind, kind)
+    reason = _reason(error)
     done = job.written if job is not None else 0
     if job is not None and job.report is not None and done:
         job.print_report(job.report)  # what the run did before the store failed
         print(
-            f"langgraph-repair: error: {hint}: {text} (after {done} repairs; "
+            f"langgraph-repair: error: {reason} (after {done} repairs; "
             "run the command again to finish)",
             file=sys.stderr,
         )
         return EXIT_THREAD_FAILED
-    return _error(f"{hint}: {text}", job)
+    return _error(reason, job)
 
 
 def _lost(error: StoreLost, job: Job | None) -> int:
-    """The store went away mid-run: the summary so far, one line; exit 1 after writes."""
+    """The store went away mid-run: the summary so far, one line; exit 1 after writes.
+    A pool that gave up waiting names what its sessions met, or that it met nothing."""
     done = 0
     if job is not None:
         job.report = error.report
         done = job.written
         job.print_report(error.report)
     after = f" (after {done} repairs; run the command again to finish)" if done else ""
-    print(f"langgraph-repair: error: lost the database: {error}{after}", file=sys.stderr)
+    cause = named_cause(error.__cause__ or error)
+    lost = type(cause).__name__ not in STORE_HINTS
+    reason = f"lost the database: {error}" if lost else _reason(cause)
+    print(f"langgraph-repair: error: {reason}{after}", file=sys.stderr)
     return EXIT_THREAD_FAILED if done else EXIT_USAGE
 
 
