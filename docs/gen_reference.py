@@ -332,6 +332,12 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "marks it as seen, so every resume pauses again",
         "a head with next work, with `--graph`; `scan --graph` exits 1",
     ),
+    "drift_unchecked": (
+        "a head `--graph` could not check: its bytes do not decode, so its next work "
+        "cannot be read. `show TARGET --thread ID` names what does not decode; "
+        "`repair --rewind-unreadable` gives the thread a readable head",
+        "a head that does not decode, with `--graph`; `scan --graph` exits 1",
+    ),
 }
 
 

@@ -58,14 +58,19 @@ FindingCode = Literal[
     "stale_resume",
     "node_missing",
     "channel_missing",
+    "drift_unchecked",
 ]
 FINDING_CODES: tuple[FindingCode, ...] = get_args(FindingCode)
 """`foreign_format`: a write on the thread would change its rows' format (`decisions.formats`).
 `stale_resume`: a human's answer the next question would be handed (`stale_answers`).
 `node_missing`, `channel_missing`: the graph given with `--graph` would skip the head's
-next work, or pause it forever (`drift`)."""
+next work, or pause it forever (`drift`). `drift_unchecked`: a head `--graph` could not
+check (its bytes do not decode)."""
 DRIFT_CODES: tuple[FindingCode, ...] = ("node_missing", "channel_missing")
-"""The findings of a head the graph would strand: `scan --graph` exits 1 on either."""
+"""The findings of a head the graph would strand."""
+GATE_CODES: tuple[FindingCode, ...] = (*DRIFT_CODES, "drift_unchecked")
+"""What `scan --graph` exits 1 on: a head the graph would strand, or one it could not
+check (a gate never passes on a head it did not look at)."""
 
 LostTypes = Literal["log", "raise"]
 LOST_TYPES: tuple[LostTypes, ...] = get_args(LostTypes)

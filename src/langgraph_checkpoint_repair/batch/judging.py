@@ -26,6 +26,10 @@ from .options import RunOptions
 from .stale import STALE_FOUND, may_drop_answer
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
+UNDECODED = (
+    "its bytes do not decode, so its next work cannot be read: `show TARGET --thread ID` "
+    "names what does not decode, `repair --rewind-unreadable` gives it a readable head"
+)
 JS_UNCHECKED = (
     "LangGraph.js threads are not checked against --graph: their graph is a JavaScript "
     "one, which cannot be loaded here"
@@ -123,12 +127,15 @@ class Judge:
     ) -> None:
         """Leave a head whose read refused a type or met a lost one: it holds plain data
         where the application stored an object, so writing on it would change the
-        application's state. It is still assessed, to count it if broken."""
+        application's state. It is still assessed, to count it if broken, and checked
+        against the graph: its versions and pending writes are whole, which is all that
+        check reads."""
         try:
             assessment = self.assess(tup)
         except Exception:  # plain data where messages were: nothing more to say of it
             assessment = Assessment(*tuple_key(tup), status="clean", broken=False)
-        self.report.record(replace(assessment, findings=findings), "refused_type")
+        assessment = self.with_drift(tup, replace(assessment, findings=findings))
+        self.report.record(assessment, "refused_type")
         logger.info(
             "refused_type thread=%r ns=%r types=%s", *tuple_key(tup)[:2], ", ".join(sorted(names))
         )
@@ -140,9 +147,13 @@ class Judge:
         not the bytes' and the run must report it as a failure."""
         serde, nul_matters = self.store.saver.serde, self.store.nul_matters
         assessment = unreadable(key, values, error, serde, nul_matters)
-        if assessment is not None:
-            logger.info("unreadable thread=%r ns=%r: %s", key[0], key[1], one_line(error))
-        return assessment
+        if assessment is None:
+            return None
+        logger.info("unreadable thread=%r ns=%r: %s", key[0], key[1], one_line(error))
+        if not self.checks_graph:
+            return assessment
+        unchecked = Finding("drift_unchecked", "", error=UNDECODED)
+        return replace(assessment, findings=(*assessment.findings, unchecked))
 
     def assessment(
         self,

@@ -25,6 +25,7 @@ from .output import (
     WAITING_OPENING,
     JsonStream,
     ListStream,
+    gate_verdict,
     print_json,
     print_summary,
     print_threads,
@@ -275,14 +276,17 @@ class Job:
                 f"langgraph-repair: warning: no scanned thread has a channel named {channel!r}",
                 file=sys.stderr,
             )
-        return self.exit_code(report.stopped, bool(report.errors) or self.gate_closed(report))
+        closed = self.gate_closed(report)
+        if closed:
+            print(f"langgraph-repair: {gate_verdict(report)}", file=sys.stderr)
+        return self.exit_code(report.stopped, bool(report.errors) or closed)
 
     def gate_closed(self, report: RunReport) -> bool:
         """Whether `scan --graph`, the gate before a deploy, found threads the graph would
-        strand: then it exits 1, as a run with a failure does."""
-        from ..codes import DRIFT_CODES
+        strand, or heads it could not check: then it exits 1, as a run with a failure does."""
+        from ..codes import GATE_CODES
 
-        stranded = any(report.findings.get(code) for code in DRIFT_CODES)
+        stranded = any(report.findings.get(code) for code in GATE_CODES)
         return self.entry.looks and self.args.graph is not None and stranded
 
     def exit_code(self, stopped: bool, failed: bool) -> int:

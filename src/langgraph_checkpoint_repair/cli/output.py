@@ -90,6 +90,26 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
         out.write(f"{one_line(error['error'])}\n")
 
 
+GATE_REASONS = {
+    "node_missing": "{n} would be stranded: their next work names a node the graph lacks",
+    "channel_missing": "{n} would pause forever: they hold a key the graph lacks",
+    "drift_unchecked": (
+        "{n} could not be checked: their bytes do not decode "
+        "(`show --thread ID` names what; `repair --rewind-unreadable` gives a readable head)"
+    ),
+}
+
+
+def gate_verdict(report: RunReport) -> str:
+    """Why the gate before a deploy (`scan --graph`) is closed, in one line."""
+    found = [
+        reason.format(n=f"{report.findings[code]:,} thread(s)")
+        for code, reason in GATE_REASONS.items()
+        if report.findings.get(code)
+    ]
+    return "the graph's gate is closed: " + "; ".join(found)
+
+
 WAITING_COLUMNS = ("thread", "namespace", "idle", "node", "question")
 QUESTION_CHARS = 60
 """How much of a question's value a table shows; `--json` gives it whole."""
