@@ -105,6 +105,23 @@ def test_a_module_is_found_without_running_its_package(tmp_path: Path) -> None:
     assert name not in sys.modules and f"{name}.models" not in sys.modules
 
 
+def test_a_src_layout_without_init_files_is_found_without_importing(tmp_path: Path) -> None:
+    """An application in a src layout with no `__init__.py` (namespace packages, two
+    deep): each package below one nobody imported is found from its parent's folders."""
+    top = f"src_{uuid.uuid4().hex[:8]}"
+    (tmp_path / top / "agent").mkdir(parents=True)
+    (tmp_path / top / "agent" / "state.py").write_text("class Section: ...\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        assert module_findable(f"{top}.agent.state")
+        assert not module_findable(f"{top}.agent.gone")
+        assert not module_findable(f"{top}.other.state")
+        assert type_status((f"{top}.agent.state", "Section"), SAFE_TYPES) == "refused"
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert top not in sys.modules and f"{top}.agent" not in sys.modules
+
+
 def test_statuses() -> None:
     assert type_status(("langchain_core.messages.ai", "AIMessage"), SAFE_TYPES) == "safe"
     assert type_status((__name__, "Parcel"), SAFE_TYPES, {(__name__, "Parcel")}) == "allowed"

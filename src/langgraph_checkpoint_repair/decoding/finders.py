@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import sys
 from collections.abc import Collection, Sequence
 from importlib.machinery import ModuleSpec
@@ -34,7 +35,8 @@ def module_findable(module: str) -> bool:
             spec = _find_spec(name, path)
             if spec is None:
                 return False
-            path = spec.submodule_search_locations
+            locations = spec.submodule_search_locations
+            path = None if locations is None else list(locations)
         if path is None and depth < len(parts):
             return False  # a module, not a package: nothing lives below it
     return True
@@ -47,11 +49,28 @@ def _find_spec(name: str, path: Sequence[str] | None) -> ModuleSpec | None:
             continue
         try:
             spec = find_spec(name, path)
+        except KeyError:
+            return _namespace_portions(name, path)
         except (ImportError, ValueError, TypeError, OSError):
             continue
         if isinstance(spec, ModuleSpec):
             return spec
     return None
+
+
+def _namespace_portions(name: str, path: Sequence[str] | None) -> ModuleSpec | None:
+    """A namespace package (a folder without `__init__.py`, as in a src layout) below one
+    nobody imported: the path finder cannot make its live path (which asks the parent in
+    `sys.modules`), so its portions, the folders of its name on the parent's path, are
+    read here instead."""
+    last = name.rpartition(".")[2]
+    folders = [os.path.join(entry, last) for entry in (path if path is not None else sys.path)]
+    portions = [folder for folder in folders if os.path.isdir(folder)]
+    if not portions:
+        return None
+    spec = ModuleSpec(name, None, is_package=True)
+    spec.submodule_search_locations = portions
+    return spec
 
 
 @functools.lru_cache(maxsize=4096)
