@@ -184,6 +184,7 @@ def test_undo_through_a_saver_of_another_format_writes_nothing(tmp_path: Path) -
     before = store.thread_rows("planted")
     done = run_cli("undo", PLAIN_SQLITE, "--run", run_id, "--json", **{SQLITE_ENV: str(path)})
     report = last_json(done.stdout)
+    assert done.returncode == 1 and "1 thread(s) not restored: 1 foreign_format" in done.stderr
     assert report["threads_restored"] == 0 and report["threads_skipped"] == 1
     [skipped] = report["skipped"]
     assert skipped["reason"] == "foreign_format" and "integers" in skipped["detail"]

@@ -193,7 +193,8 @@ def test_the_strict_serializer_builds_langgraphs_types_and_names_the_rest(
 
 def test_undo_leaves_a_thread_whose_read_refused_a_type(target: str) -> None:
     """Repaired trusting a custom type, undone without trusting it: restoring would
-    write the custom value back as plain data, so the thread is left alone."""
+    write the custom value back as plain data, so the thread is left alone, and the
+    undo exits 1 saying what would let it restore the thread."""
     with permissive(target) as saver:
         plant(saver, PLAIN, {"messages": broken(), "plan": Plan(steps=["a"])})
     trust = ("--allow-type", "tests.support.custom_state:Plan")
@@ -201,7 +202,8 @@ def test_undo_leaves_a_thread_whose_read_refused_a_type(target: str) -> None:
     run_id = last_json(repaired.stdout)["run_id"]
     before = heads(target)
     done = run_cli("undo", target, "--run", run_id, "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
+    assert "1 thread(s) not restored: 1 refused_type" in done.stderr
     report = last_json(done.stdout)
     assert (report["threads_restored"], report["skipped"][0]["reason"]) == (0, "refused_type")
     assert "warning: refused type tests.support.custom_state.Plan" in done.stderr

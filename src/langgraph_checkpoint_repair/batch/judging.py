@@ -105,6 +105,17 @@ class Judge:
         found = drift_findings(stored, shape)
         return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment
 
+    def of_other_graph(self, stored: CheckpointTuple) -> bool:
+        """Whether the head belongs to another graph of the store (its metadata names
+        another `graph_id`): then it is counted skipped and nothing more is done."""
+        wanted = self.options.graph_id
+        named = (stored.metadata or {}).get("graph_id")
+        if wanted is None or named is None or named == wanted:
+            return False
+        key = tuple_key(stored)
+        self.report.record(Assessment(*key, status="clean", broken=False), "other_graph")
+        return True
+
     def note_loaded(self, stored: CheckpointTuple) -> None:
         """A loaded head waiting on a human, where the first look did not list it."""
         if self.options.waiting and not self.store.lists_waiting:

@@ -62,6 +62,10 @@ class RunOptions:
     """Nodes the graph renamed, `{OLD: NEW}`: a head whose work names OLD gets it moved
     to NEW (action `node_renamed`). Needs `graph`; a missing node without an entry is
     reported, never guessed."""
+    graph_id: str | None = None
+    """With `graph`: only heads whose checkpoint metadata names this `graph_id` (as the
+    Agent Server tags each graph's threads) or none are looked at; the others belong to
+    another graph of the store and are skipped (`other_graph`)."""
     run_id: str = field(default_factory=new_run_id)
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
@@ -94,6 +98,10 @@ class RunOptions:
             object.__setattr__(self, "graph", as_shape(self.graph))
         renames = checked_renames(self.renamed_nodes, self.graph)
         object.__setattr__(self, "renamed_nodes", renames)
+        if self.graph_id is not None and (not isinstance(self.graph_id, str) or not self.graph_id):
+            raise ValueError(f"graph_id must be a graph's id, not {self.graph_id!r}")
+        if self.graph_id is not None and self.graph is None:
+            raise ValueError("graph_id needs the graph it names (graph=)")
 
     @property
     def idle(self) -> timedelta:

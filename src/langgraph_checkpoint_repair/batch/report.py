@@ -27,6 +27,7 @@ Outcome = Literal[
     "refused_type",
     "unreadable",
     "foreign_format",
+    "other_graph",
     "reported",
 ]
 """What became of a head that was not clean (`ThreadReport.outcome`): written, or left
@@ -43,7 +44,8 @@ class ThreadReport:
     outcome: Outcome
     """repaired, would_repair, in_flight, recent, moved_on, claimed, superseded,
     refused_type (its read refused to build a stored type: never written on),
-    unreadable (its stored bytes do not decode: never written on), reported (its
+    unreadable (its stored bytes do not decode: never written on), other_graph (its
+    metadata names another `graph_id` than the run's graph), reported (its
     history is clean; its findings are reported and nothing is written)."""
     actions: dict[str, list[str]]
     repair_checkpoint_id: str | None = None

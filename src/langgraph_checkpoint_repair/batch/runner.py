@@ -144,6 +144,8 @@ class _SyncRun(_Run):
             self.rewind_or_leave(found)
             return
         assert stored is not None  # loaded in the try above
+        if self.judge.of_other_graph(stored):
+            return
         self.judge.note_loaded(stored)
         inspected = self.judge.inspects(head, tup, refused)
         rows = self.store.stored_values(key) if inspected else head.writes
@@ -253,6 +255,8 @@ class _AsyncRun(_Run):
             await self.rewind_or_leave(found)
             return
         assert stored is not None  # loaded in the try above
+        if self.judge.of_other_graph(stored):
+            return
         self.judge.note_loaded(stored)
         inspected = self.judge.inspects(head, tup, refused)
         rows = await self.store.stored_values(key) if inspected else head.writes

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -88,7 +89,8 @@ def build_policy(settings: Sequence[str]) -> RepairPolicy:
 
 EXIT_CODES = """exit codes:
   0    success
-  1    some thread failed (listed under errors), or scan --graph found one it would strand
+  1    some thread failed (listed under errors); scan --graph found one it would strand
+       or could not check; undo left a thread it should have restored (stderr says why)
   2    usage or connection error (one line on stderr; nothing written)
   130  stopped by SIGINT (Ctrl-C): writes in flight finished, summary printed
   143  stopped by SIGTERM: the same; run the command again to finish
@@ -148,6 +150,11 @@ def repair_arguments(command: argparse.ArgumentParser) -> None:
 
 def undo_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--run", required=True, metavar="RUN_ID", help="the run to undo")
+    command.add_argument(
+        "--graph", metavar="SPEC",
+        help="the graph the repair was given (as repair --graph takes it): imported first, "
+        "so that the types its state declares load as in the application",
+    )  # fmt: skip
     _add_rate(command, "restore")
 
 
@@ -229,6 +236,12 @@ def _add_graph(command: argparse.ArgumentParser) -> None:
         help="a node the graph renamed (repeatable; needs --graph, NEW one of its nodes): "
         "a head whose work names OLD gets it moved to NEW (action node_renamed)",
     )  # fmt: skip
+    command.add_argument(
+        "--graph-id", metavar="ID",
+        help="only threads whose checkpoint metadata names this graph_id (as the Agent "
+        "Server tags them) or none are checked; the others are skipped (other_graph). "
+        "Implied by --graph langgraph.json:ID",
+    )  # fmt: skip
 
 
 def _add_rate(command: argparse.ArgumentParser, writes: str) -> None:
@@ -278,15 +291,31 @@ def graph_options(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "graph", None) is None:
         if renamed:
             raise UsageError("--node-renamed needs --graph: the graph the node was renamed in")
+        if getattr(args, "graph_id", None) is not None:
+            raise UsageError("--graph-id needs --graph: the graph whose threads it names")
         return {}
     from ..drift.loading import GraphSpecError, load_graph
     from ..drift.shape import checked_renames
 
+    graph_id = _graph_id(args.graph, getattr(args, "graph_id", None))
     try:
         graph = load_graph(args.graph)
-        return {"graph": graph, "renamed_nodes": checked_renames(renamed, graph)}
+        found = {"graph": graph, "renamed_nodes": checked_renames(renamed, graph)}
     except (GraphSpecError, ValueError) as error:
         raise UsageError(str(error)) from None
+    return {**found, "graph_id": graph_id} if graph_id is not None else found
+
+
+def _graph_id(spec: str, given: str | None) -> str | None:
+    """The graph id the run keeps to: `langgraph.json:ID` names it, `--graph-id` too; two
+    that differ are a mistake."""
+    where, _, named = spec.rpartition(":")
+    implied = named if where.endswith(".json") and named else None
+    if given is not None and not given.strip():
+        raise UsageError("--graph-id: give the graph's id")
+    if given is not None and implied is not None and given != implied:
+        raise UsageError(f"--graph-id {given!r} names another graph than --graph {spec!r}")
+    return given if given is not None else implied
 
 
 def _renamed(text: str) -> tuple[str, str]:
@@ -326,3 +355,16 @@ def allowed_types(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
         return parse_allowed(args.allow_type) + allowed_from_env(os.environ.get(ALLOW_TYPES_ENV))
     except ValueError as error:
         raise UsageError(str(error)) from None
+
+
+def trusted_with_graph(allowed: tuple[TypeName, ...], graph: Any) -> tuple[TypeName, ...]:
+    """The trusted types, with those the `--graph`'s state declares (they load as in the
+    application); the ones it adds are named on stderr."""
+    added = sorted(set(getattr(graph, "state_types", ())) - set(allowed))
+    if added:
+        names = ", ".join(f"{module}:{name}" for module, name in added)
+        print(
+            f"langgraph-repair: trusted, as the graph's state declares them: {names}",
+            file=sys.stderr,
+        )
+    return allowed + tuple(added)

@@ -32,6 +32,7 @@ from .output import (
     print_types,
     print_undo,
     print_waiting,
+    undo_shortfall,
     waiting_line,
 )
 from .stopping import StopRequest
@@ -322,11 +323,16 @@ class Job:
         self.stream.end(self.report)
 
     def undone(self, undo: UndoReport) -> int:
+        """The report; exit 1 when the undo left a thread it should have restored (for a
+        reason other than the application's own write), saying why on stderr."""
         if self.args.json:
             print_json(undo.to_json(), self.out)
         else:
             print_undo(undo, self.out)
-        return self.exit_code(undo.stopped, bool(undo.errors))
+        shortfall = undo_shortfall(undo)
+        if shortfall:
+            print(f"langgraph-repair: {shortfall}", file=sys.stderr)
+        return self.exit_code(undo.stopped, bool(undo.errors) or bool(shortfall))
 
     def migrated(self, applied: list[str] | None) -> int:
         if self.args.json:

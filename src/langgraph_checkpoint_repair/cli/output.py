@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TextIO
@@ -108,6 +109,33 @@ def gate_verdict(report: RunReport) -> str:
         if report.findings.get(code)
     ]
     return "the graph's gate is closed: " + "; ".join(found)
+
+
+UNDO_FINE = frozenset({"moved_on", "claimed", "not_written", "not_this_run"})
+"""Threads an undo leaves as it should: the application wrote since (it wins), another
+undo restored it, or the run never wrote there."""
+UNDO_HINTS = {
+    "refused_type": "their heads hold types strict loading refuses: give the repair's "
+    "--graph SPEC, or --allow-type MODULE:NAME for each type named above",
+    "foreign_format": "the saver would write a format their rows do not use: undo through "
+    "the store's own saver (the URL)",
+    "source_missing": "the checkpoint each repair was made from is gone (pruned?)",
+    "cannot_move_back": "the work the repair moved cannot go back: see each thread's detail",
+    "cannot_copy": "this saver cannot copy a row as stored: undo through the store's URL",
+}
+
+
+def undo_shortfall(report: UndoReport) -> str | None:
+    """One line naming the threads an undo should have restored and did not, why, and
+    what would let it; None when every thread left alone was meant to be."""
+    missed = Counter(s["reason"] for s in report.skipped if s.get("reason") not in UNDO_FINE)
+    if not missed:
+        return None
+    why = "; ".join(
+        f"{n:,} {reason} ({UNDO_HINTS.get(reason, 'see skipped')})"
+        for reason, n in sorted(missed.items())
+    )
+    return f"{sum(missed.values()):,} thread(s) not restored: {why}"
 
 
 WAITING_COLUMNS = ("thread", "namespace", "idle", "node", "question")

@@ -18,7 +18,13 @@ from ..redact import RedactingFilter, one_line
 from ..stores import StoreNotReady
 from ..stores.faults import named_cause, watch_connection_failures
 from ..targets import AsyncFactory, TargetError, parse_target
-from .arguments import UsageError, allowed_types, graph_options, run_options
+from .arguments import (
+    UsageError,
+    allowed_types,
+    graph_options,
+    run_options,
+    trusted_with_graph,
+)
 from .commands import COMMANDS
 from .exits import EXIT_THREAD_FAILED, EXIT_USAGE, interrupted, output_closed, print_error
 from .jobs import Job
@@ -42,6 +48,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         entry = COMMANDS[args.command]
         options = run_options(args, entry.looks) if entry.runs else None
         args.graph_shape = options.graph if options else graph_options(args).get("graph")
+        args.allowed_types = trusted_with_graph(args.allowed_types, args.graph_shape)
         signals = stop_on_signals() if entry.gentle else contextlib.nullcontext(StopRequest())
         with signals as stop:
             job = Job(args, options, out, stop)

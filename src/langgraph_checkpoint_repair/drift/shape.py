@@ -23,6 +23,9 @@ class GraphShape:
     interrupt_after: frozenset[str] = frozenset()
     subgraphs: Mapping[str, GraphShape] = field(default_factory=dict)
     """The graph of each node that runs one, by node name."""
+    state_types: frozenset[tuple[str, str]] = frozenset()
+    """(module, name) of the classes its state declares, its subgraphs' too
+    (`state_types`): with `--graph` they load as in the application."""
 
     @property
     def has_compiled_interrupts(self) -> bool:
@@ -39,13 +42,17 @@ class GraphShape:
 
 def shape_of(graph: Any) -> GraphShape:
     """The shape of a compiled graph (a `Pregel`), its subgraphs' too."""
+    from .state_types import state_types
+
     nodes = {name: tuple(sorted(node.triggers)) for name, node in graph.nodes.items()}
+    subgraphs = {name: shape_of(sub) for name, sub in _subgraphs(graph)}
     return GraphShape(
         nodes=nodes,
         channels=frozenset(graph.channels),
         interrupt_before=_interrupt_nodes(graph.interrupt_before_nodes, nodes),
         interrupt_after=_interrupt_nodes(graph.interrupt_after_nodes, nodes),
-        subgraphs={name: shape_of(sub) for name, sub in _subgraphs(graph)},
+        subgraphs=subgraphs,
+        state_types=state_types(graph).union(*(s.state_types for s in subgraphs.values())),
     )
 
 
