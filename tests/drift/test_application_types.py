@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from tests.support.cli_runs import last_json, run_cli
-from tests.support.src_layout_app import App, write_app
+from tests.support.cli_runs import last_json, run_cli, sqlite_rows
+from tests.support.src_layout_app import KEY, SECRET, App, write_app
 from tests.support.stores import cli_store
 
 THREAD: Any = {"configurable": {"thread_id": "paused"}}
@@ -59,3 +59,42 @@ async def test_gate_repair_and_undo_with_the_applications_types(
         assert last_json(undo.stdout)["threads_restored"] == 1
         done = await store.invoke(old, Command(resume="approved"), THREAD)
         assert done["report"] == "approved: tides"
+
+
+def test_imports_as_the_agent_server_does_them(app: App, tmp_path: Path) -> None:
+    """`env` is loaded before the import (never echoed); `file.py:attr` finds the
+    project's packages from its `langgraph.json` folder, and a key it reads at import
+    that is not set is named, pointing at `env`."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path / "threads.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        saver.setup()
+    target = f"sqlite:///{path}"
+    by_config = run_cli("scan", target, "--graph", f"{app.config}:agent")
+    assert by_config.returncode == 0, by_config.stderr
+    file_spec = f"{app.folder}/{app.package}/agent/release_2.py:graph"
+    by_file = run_cli("scan", target, "--graph", file_spec, **{KEY: SECRET})
+    assert by_file.returncode == 0, by_file.stderr
+    missing = run_cli("scan", target, "--graph", file_spec)
+    assert missing.returncode == 2
+    assert f"the environment variable {KEY!r} is not set" in missing.stderr
+    assert "langgraph.json's env" in missing.stderr
+    for done in (by_config, by_file, missing):
+        assert SECRET not in done.stdout + done.stderr
+
+
+def test_a_missing_env_file_is_one_line_and_writes_nothing(app: App, tmp_path: Path) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    (app.folder / ".env").unlink()
+    path = tmp_path / "threads.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        saver.setup()
+    before = sqlite_rows(path)
+    graph = f"{app.config}:agent"
+    done = run_cli("repair", f"sqlite:///{path}", "--graph", graph, "--min-idle", "0")
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith("langgraph-repair: error: --graph: no env file ") and ".env" in line
+    assert sqlite_rows(path) == before

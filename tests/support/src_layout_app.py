@@ -1,12 +1,14 @@
 """A small research application as users lay one out, written into a folder for a test:
 a src layout without `__init__.py` files, pydantic models in its state (nested), a
-`langgraph.json` with `dependencies`, and two releases. Release 1 asks a human to
+`langgraph.json` with `dependencies` and an `env` file (a key its state module reads
+at import), and two releases. Release 1 asks a human to
 approve a plan in `approve`; release 2 renamed that node `review`."""
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import uuid
 from dataclasses import dataclass
@@ -14,7 +16,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+KEY = "RESEARCH_API_KEY"
+SECRET = "sk-research-3f9a"
+"""The value its env file gives `KEY`, which no output may echo."""
+
 STATE = """
+import os
 from typing import TypedDict
 
 from pydantic import BaseModel
@@ -26,6 +33,9 @@ class Section(BaseModel):
 
 class Plan(BaseModel):
     sections: list[Section]
+
+
+SEARCH_KEY = os.environ["RESEARCH_API_KEY"]  # read at import, as search clients do
 
 
 class State(TypedDict, total=False):
@@ -75,10 +85,15 @@ class App:
         return self.folder / "langgraph.json"
 
     def release(self, number: int) -> ModuleType:
-        """Release 1 or 2 of the graph module, imported as the application imports it."""
+        """Release 1 or 2 of the graph module, imported as the application imports it,
+        its key set for the import only (the commands a test runs find it in `env`)."""
         if str(self.folder) not in sys.path:
             sys.path.insert(0, str(self.folder))
-        return importlib.import_module(f"{self.package}.agent.release_{number}")
+        os.environ[KEY] = SECRET
+        try:
+            return importlib.import_module(f"{self.package}.agent.release_{number}")
+        finally:
+            del os.environ[KEY]
 
     def forget(self) -> None:
         """Out of this process: its modules and its folder on the path."""
@@ -101,5 +116,7 @@ def write_app(folder: Path) -> App:
         "dependencies": ["."],
         "graphs": {"agent": f"./{package}/agent/release_2.py:graph"},
     }
+    (folder / ".env").write_text(f"# keys\nexport {KEY}='{SECRET}'\n")
+    config["env"] = ".env"
     (folder / "langgraph.json").write_text(json.dumps(config))
     return App(folder, package)

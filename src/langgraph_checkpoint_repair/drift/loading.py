@@ -12,7 +12,9 @@ import importlib
 import importlib.util
 import inspect
 import json
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,7 @@ def _from_config(config: Path, graph_id: str) -> str:
             f"--graph: {str(config)!r} has no graph {graph_id!r} (its graphs: {known})"
         )
     folder = config.resolve().parent
+    load_env(data.get("env"), folder)
     for dependency in data.get("dependencies") or ():
         if isinstance(dependency, str) and not dependency.startswith(("http", "git+")):
             _importable(folder / dependency)
@@ -63,6 +66,54 @@ def _from_config(config: Path, graph_id: str) -> str:
     if where.endswith(".py") or "/" in where:
         where = str((folder / where).resolve())
     return f"{where}:{attr}"
+
+
+def load_env(env: Any, folder: Path) -> None:
+    """`langgraph.json`'s `env`, set before the graph is imported as the Agent Server
+    sets it: a dotenv file (relative to the json's folder) or a mapping. A variable the
+    environment already has keeps its value; no value is ever echoed."""
+    if env is None:
+        return
+    if isinstance(env, str):
+        path = folder / env
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise GraphSpecError(
+                f"--graph: no env file {str(path)!r} (langgraph.json's env)"
+            ) from None
+        except (OSError, ValueError) as error:
+            raise GraphSpecError(f"--graph: cannot read {str(path)!r}: {one_line(error)}") from None
+        env = dict(_dotenv_lines(text))
+    if not isinstance(env, dict):
+        raise GraphSpecError("--graph: langgraph.json's env must be a file name or a mapping")
+    for name, value in env.items():
+        os.environ.setdefault(str(name), "" if value is None else str(value))
+
+
+def _dotenv_lines(text: str) -> Iterator[tuple[str, str]]:
+    """NAME=value pairs of a dotenv file: comments, blank lines and `export ` ignored,
+    one pair of surrounding quotes removed."""
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        name, _, value = line.removeprefix("export ").partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        yield name.strip(), value
+
+
+def _project_root(path: Path) -> Path | None:
+    """The folder holding the nearest `langgraph.json` or `pyproject.toml` above a file:
+    the Agent Server makes a project importable from there."""
+    for folder in path.parents:
+        if (folder / "langgraph.json").is_file() or (folder / "pyproject.toml").is_file():
+            return folder
+    return None
 
 
 def _importable(folder: Path) -> None:
@@ -85,13 +136,28 @@ def _module(where: str) -> Any:
             raise GraphSpecError(f"--graph: no module {where!r}") from None
         raise GraphSpecError(f"--graph: cannot import {where!r}: {one_line(error)}") from None
     except (Exception, SystemExit) as error:  # the application's own code failed
-        raise GraphSpecError(f"--graph: cannot import {where!r}: {one_line(error)}") from None
+        raise GraphSpecError(f"--graph: cannot import {where!r}: {_why(error)}") from None
+
+
+def _why(error: BaseException) -> str:
+    """The import's failure in one line; a variable read at import that is not set is
+    named as such (the Agent Server sets them from langgraph.json's `env`)."""
+    missing = error.args[0] if isinstance(error, KeyError) and error.args else None
+    if isinstance(missing, str) and missing not in os.environ:
+        return (
+            f"the environment variable {missing!r} is not set (set it, or name an env file "
+            "in langgraph.json's env and give --graph langgraph.json:GRAPH_ID)"
+        )
+    return one_line(error)
 
 
 def _file_module(path: Path) -> Any:
     if not path.is_file():
         raise GraphSpecError(f"--graph: no file {str(path)!r}")
     path = path.resolve()
+    root = _project_root(path)
+    if root is not None:
+        _importable(root)  # its project's packages, as the Agent Server installs them
     _importable(path.parent)  # its sibling modules, as `python file.py` would find them
     name = f"langgraph_repair_graph_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
