@@ -39,10 +39,18 @@ async def test_gate_repair_and_undo_with_the_applications_types(
         assert gate.returncode == 1, gate.stderr
         found = last_json(gate.stdout)
         assert (found["findings"], found["skipped"]) == ({"node_missing": 1}, {})
+        assert found["threads_needing_repair"] == 1  # stranded: a rename repairs it
+        assert "no scanned thread has a channel named" not in gate.stderr  # not asked
+
+        table = run_cli("scan", target, "--graph", graph, "--min-idle", "0")
+        summary = table.stdout[table.stdout.index("scan") :].splitlines()
+        assert "graph check" in summary[1] and "would be stranded" in summary[1], table.stdout
         trusted = f"{app.package}.agent.state:Plan, {app.package}.agent.state:Section"
         assert f"trusted, as the graph's state declares them: {trusted}" in gate.stderr
 
         renamed = ("--graph", graph, "--node-renamed", "approve=review", "--min-idle", "0")
+        dry = run_cli("repair", target, *renamed, "--dry-run")
+        assert "node_renamed:approve -> review" in " ".join(dry.stdout.split()), dry.stdout
         repair = run_cli("repair", target, *renamed, "--json")
         assert repair.returncode == 0, repair.stderr
         run_id = last_json(repair.stdout)["run_id"]

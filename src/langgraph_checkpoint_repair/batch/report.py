@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
 
+from ..codes import DRIFT_CODES
 from ..decisions.plan import Assessment
 from ..engine import RepairAction
 from ..redact import one_line
@@ -99,11 +100,12 @@ REWRITE_KINDS = frozenset({"nul_replaced", "nul_stripped", "resume_dropped"})
 
 def action_label(action: RepairAction) -> str:
     """`kind:tool_call_id`; a rewritten write is named by its task and index instead, a
-    rewind by the ancestor it went back to (`rewound:to ID, passing over N`)."""
+    rewind by the ancestor it went back to (`rewound:to ID, passing over N`), a
+    re-target by its nodes (`node_renamed:OLD -> NEW`), a dropped key by its name."""
     if action.kind in REWRITE_KINDS:
         return f"{action.kind}:{action.detail}/{action.index}"
-    if action.kind == "rewound":
-        return f"rewound:{action.detail}"
+    if action.kind in ("rewound", "node_renamed", "channel_dropped"):
+        return f"{action.kind}:{action.detail}"
     return f"{action.kind}:{action.tool_call_id}"
 
 
@@ -196,11 +198,13 @@ class RunReport:
         """Count one assessed head that was not clean; `rewritten`: the head's pending
         writes a repair rewrites in place, instead of writing a checkpoint. A head needs
         repair when its history is broken or when the run has a repair for it, whatever
-        it repairs (a stale answer, text holding U+0000, an unreadable head): the heads
-        counted repaired, or in `actions`, are always among those counted needing it."""
+        it repairs (a stale answer, text holding U+0000, an unreadable head), or when
+        the graph given would strand it (a rename repairs it): the heads counted
+        repaired, or in `actions`, are always among those counted needing it."""
         with self._lock:
             repairing = outcome in ("repaired", "would_repair")
-            if assessment.broken or repairing or any(assessment.actions.values()):
+            stranded = any(finding.code in DRIFT_CODES for finding in assessment.findings)
+            if assessment.broken or repairing or stranded or any(assessment.actions.values()):
                 self.threads_needing_repair += 1
             self.findings.update({finding.code for finding in assessment.findings})
             if repairing:

@@ -272,7 +272,9 @@ class Job:
     def finished(self, report: RunReport) -> int:
         self.report = report
         self.print_report(report)
-        for channel in report.channels_not_found:
+        # A run with --graph and no --channel is about the graph, not about messages.
+        asked = self.args.channel is not None or getattr(self.args, "graph", None) is None
+        for channel in report.channels_not_found if asked else ():
             print(
                 f"langgraph-repair: warning: no scanned thread has a channel named {channel!r}",
                 file=sys.stderr,

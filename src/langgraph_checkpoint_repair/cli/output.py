@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from ..batch.inventory import TypeInventory
 
 THREAD_COLUMNS = ("thread", "namespace", "head checkpoint", "outcome", "actions")
+FINDING_CHARS = 160
+"""How much of a finding (a question, an error) a table row shows; `--json` keeps it whole."""
 
 
 def print_threads(report: RunReport, out: TextIO) -> None:
@@ -29,7 +31,7 @@ def print_threads(report: RunReport, out: TextIO) -> None:
     for thread in sorted(report.threads, key=thread_order):
         actions = "; ".join(
             [f"{ch}: {', '.join(acts)}" for ch, acts in thread.actions.items()]
-            + [describe_finding(finding) for finding in thread.findings or ()]
+            + [one_line(describe_finding(f), FINDING_CHARS) for f in thread.findings or ()]
             + _no_rewind(thread.rewind)
         )
         rows.append(
@@ -59,8 +61,8 @@ def _no_rewind(rewind: dict[str, Any] | None) -> list[str]:
 def print_summary(report: RunReport, out: TextIO, title: str) -> None:
     verb = "would repair" if report.dry_run else "repaired"
     written = "checkpoints to write" if report.dry_run else "checkpoints written"
-    rows = [
-        (title, report.run_id),
+    rows = [(title, report.run_id), *_gate_rows(report)]
+    rows += [
         ("threads scanned", f"{report.threads_scanned:,}"),
         ("threads needing repair", f"{report.threads_needing_repair:,}"),
         (f"threads {verb}", f"{report.threads_repaired:,}"),
@@ -99,6 +101,19 @@ GATE_REASONS = {
         "(`show --thread ID` names what; `repair --rewind-unreadable` gives a readable head)"
     ),
 }
+
+
+def _gate_rows(report: RunReport) -> list[tuple[str, str]]:
+    """What the graph's check found, first in the summary: the heads it would strand,
+    and why, and those it could not check."""
+    found = {code: report.findings.get(code, 0) for code in GATE_REASONS}
+    if not any(found.values()):
+        return []
+    return [
+        ("graph check", reason.format(n=f"{n:,} thread(s)"))
+        for code, reason in GATE_REASONS.items()
+        if (n := found[code])
+    ]
 
 
 def gate_verdict(report: RunReport) -> str:
