@@ -338,6 +338,12 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "`repair --rewind-unreadable` gives the thread a readable head",
         "a head that does not decode, with `--graph`; `scan --graph` exits 1",
     ),
+    "channel_ignored": (
+        "a stored key holding a value that the graph lacks and that traps nothing: the new "
+        "release neither reads nor writes it (a review kept under a removed key is "
+        "forgotten). Reported only: it never closes the gate",
+        "a head with next work, with `--graph`",
+    ),
 }
 
 

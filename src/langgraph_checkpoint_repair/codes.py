@@ -59,13 +59,15 @@ FindingCode = Literal[
     "node_missing",
     "channel_missing",
     "drift_unchecked",
+    "channel_ignored",
 ]
 FINDING_CODES: tuple[FindingCode, ...] = get_args(FindingCode)
 """`foreign_format`: a write on the thread would change its rows' format (`decisions.formats`).
 `stale_resume`: a human's answer the next question would be handed (`stale_answers`).
 `node_missing`, `channel_missing`: the graph given with `--graph` would skip the head's
 next work, or pause it forever (`drift`). `drift_unchecked`: a head `--graph` could not
-check (its bytes do not decode)."""
+check (its bytes do not decode). `channel_ignored`: a stored key holding a value the graph
+lacks, which the new release never reads (said, never a gate failure)."""
 DRIFT_CODES: tuple[FindingCode, ...] = ("node_missing", "channel_missing")
 """The findings of a head the graph would strand."""
 GATE_CODES: tuple[FindingCode, ...] = (*DRIFT_CODES, "drift_unchecked")

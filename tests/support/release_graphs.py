@@ -60,9 +60,9 @@ def _work(item: Any) -> dict[str, Any]:
     return {"log": [f"worked {item['n']}"]}
 
 
-def asking(ask: str = "ask", asks: Any = _ask) -> StateGraph[Any]:
+def asking(ask: str = "ask", asks: Any = _ask, state: type = State) -> StateGraph[Any]:
     """`ask` asks a human (`asks`: how), then `after` logs the answer."""
-    graph: StateGraph[Any] = StateGraph(State)
+    graph: StateGraph[Any] = StateGraph(state)
     graph.add_node(ask, asks)
     graph.add_node("after", _after)
     graph.add_edge(START, ask)
@@ -139,3 +139,6 @@ def release_2_asking_factory() -> Any:
 
 
 release_2_pausing = compiled("pause", 2)
+release_2_slim_asking = asking(state=SlimState).compile()
+"""Release 2 dropped `extra`, on a graph without compiled interrupts: a stored `extra`
+is never read again (`channel_ignored`), and nothing is stranded."""

@@ -5,7 +5,8 @@ names a node that graph lacks (a pull task, an interrupt raised in the node, a p
 before it, pending Sends), LangGraph prepares nothing for it: the resume ends the thread
 without that work (`node_missing`). A stored channel the graph lacks is never marked as
 seen by a resume, so on a graph with compiled interrupts every resume pauses again
-(`channel_missing`). A finished head (no next work) is never flagged.
+(`channel_missing`); elsewhere its value is simply never read (`channel_ignored`, said
+but no gate failure). A finished head (no next work) is never flagged.
 """
 
 from __future__ import annotations
@@ -113,7 +114,9 @@ def drift_findings(tup: CheckpointTuple, graph: GraphShape) -> tuple[Finding, ..
     missing = {
         item.node: item for item in sorted(work, key=_telling) if item.node not in found.nodes
     }
-    return (*map(_node_missing, missing.values()), *_channels_missing(tup, found))
+    trapped = tuple(_channels_missing(tup, found))
+    ignored = _channels_ignored(tup, found, {f.channel for f in trapped})
+    return (*map(_node_missing, missing.values()), *trapped, *ignored)
 
 
 def _telling(item: NextWork) -> int:
@@ -171,6 +174,20 @@ def _channels_missing(tup: CheckpointTuple, graph: GraphShape) -> Iterator[Findi
             f"(version {version!r} is never marked as seen)"
         )
         yield Finding("channel_missing", channel, error=error)
+
+
+def _channels_ignored(
+    tup: CheckpointTuple, graph: GraphShape, trapped: set[str]
+) -> Iterator[Finding]:
+    """Stored keys holding a value that the graph lacks and that trap nothing: the new
+    release neither reads nor writes them (a human's review kept under a removed key is
+    silently forgotten). Reported, never a gate failure."""
+    for channel in sorted(tup.checkpoint.get("channel_values", {})):
+        internal = channel.startswith(("__", BRANCH_PREFIX))
+        if internal or channel in graph.channels or channel in trapped:
+            continue
+        error = f"channel {channel!r} holds a value the graph does not read: it is ignored"
+        yield Finding("channel_ignored", channel, error=error)
 
 
 def trapping(
