@@ -2,7 +2,8 @@
 in the application (the run names them), so the gate checks every head without
 `--allow-type`, and `undo --graph` restores what `repair --graph` re-targeted. An undo
 that cannot restore a thread exits 1 and says what would let it. A src layout without
-`__init__.py` files, on SQLite and PostgreSQL."""
+`__init__.py` files, async nodes, two graphs in one store, on SQLite and PostgreSQL
+(their async savers)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ from langgraph.types import Command
 
 from tests.support.cli_runs import last_json, run_cli, sqlite_rows
 from tests.support.src_layout_app import KEY, SECRET, App, write_app
-from tests.support.stores import cli_store
-
-THREAD: Any = {"configurable": {"thread_id": "paused"}}
+from tests.support.stores import open_store
 
 
 @pytest.fixture
@@ -26,27 +25,30 @@ def app(tmp_path: Path) -> Any:
     written.forget()
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+@pytest.mark.parametrize("kind", ["aiosqlite", "apostgres"])
 async def test_gate_repair_and_undo_with_the_applications_types(
-    kind: str, app: App, request: pytest.FixtureRequest
+    kind: str, app: App, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     graph = f"{app.config}:agent"
-    with cli_store(kind, request) as (target, store):
+    async with open_store(kind, tmp_path, request) as store:
+        target = cli_target(kind, tmp_path, request)
         old = app.release(1).graph.copy(update={"checkpointer": store.saver})
-        await store.invoke(old, {"topic": "tides"}, THREAD)
+        await store.invoke(old, {"topic": "tides"}, tagged("paused", "agent"))
+        await store.invoke(old, {"topic": "winds"}, tagged("theirs", "other"))
+        theirs = await store.get_tuple(store.saver, tagged("theirs", "other"))
 
         gate = run_cli("scan", target, "--graph", graph, "--min-idle", "0", "--json")
         assert gate.returncode == 1, gate.stderr
         found = last_json(gate.stdout)
-        assert (found["findings"], found["skipped"]) == ({"node_missing": 1}, {})
+        assert (found["findings"], found["skipped"]) == ({"node_missing": 1}, {"other_graph": 1})
         assert found["threads_needing_repair"] == 1  # stranded: a rename repairs it
         assert "no scanned thread has a channel named" not in gate.stderr  # not asked
+        trusted = f"{app.package}.agent.state:Plan, {app.package}.agent.state:Section"
+        assert f"trusted, as the graph's state declares them: {trusted}" in gate.stderr
 
         table = run_cli("scan", target, "--graph", graph, "--min-idle", "0")
         summary = table.stdout[table.stdout.index("scan") :].splitlines()
         assert "graph check" in summary[1] and "would be stranded" in summary[1], table.stdout
-        trusted = f"{app.package}.agent.state:Plan, {app.package}.agent.state:Section"
-        assert f"trusted, as the graph's state declares them: {trusted}" in gate.stderr
 
         renamed = ("--graph", graph, "--node-renamed", "approve=review", "--min-idle", "0")
         dry = run_cli("repair", target, *renamed, "--dry-run")
@@ -55,6 +57,11 @@ async def test_gate_repair_and_undo_with_the_applications_types(
         assert repair.returncode == 0, repair.stderr
         run_id = last_json(repair.stdout)["run_id"]
         assert last_json(repair.stdout)["actions"] == {"node_renamed": 1}
+        new = app.release(2).graph.copy(update={"checkpointer": store.saver})
+        waiting = await store.get_state(new, tagged("paused", "agent"))
+        assert waiting.next == ("review",)
+        assert [i.value for i in waiting.interrupts] == [{"approve": ["tides"]}]
+        assert await store.get_tuple(store.saver, tagged("theirs", "other")) == theirs
 
         blind = run_cli("undo", target, "--run", run_id, "--json")
         assert blind.returncode == 1
@@ -65,8 +72,20 @@ async def test_gate_repair_and_undo_with_the_applications_types(
         undo = run_cli("undo", target, "--run", run_id, "--graph", graph, "--json")
         assert undo.returncode == 0, undo.stderr
         assert last_json(undo.stdout)["threads_restored"] == 1
-        done = await store.invoke(old, Command(resume="approved"), THREAD)
+        done = await store.invoke(old, Command(resume="approved"), tagged("paused", "agent"))
         assert done["report"] == "approved: tides"
+
+
+def tagged(thread_id: str, graph_id: str) -> Any:
+    """A config as the Agent Server gives its runs: the graph's id reaches the metadata."""
+    return {"configurable": {"thread_id": thread_id, "graph_id": graph_id}}
+
+
+def cli_target(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """The TARGET the command is given for `open_store(kind, ...)`'s store."""
+    if kind == "aiosqlite":
+        return f"sqlite:///{tmp_path / 'threads.sqlite'}"
+    return str(request.getfixturevalue("pg_uri"))
 
 
 def test_imports_as_the_agent_server_does_them(app: App, tmp_path: Path) -> None:

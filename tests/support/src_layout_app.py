@@ -51,11 +51,11 @@ from langgraph.types import interrupt
 from {package}.agent.state import Plan, Section, State
 
 
-def plan(state):
+async def plan(state):
     return {{"plan": Plan(sections=[Section(title=state["topic"])])}}
 
 
-def ask(state):
+async def ask(state):
     answer = interrupt({{"approve": [s.title for s in state["plan"].sections]}})
     return {{"report": f"{{answer}}: " + ", ".join(s.title for s in state["plan"].sections)}}
 
