@@ -2,10 +2,11 @@
 type strict loading refuses (the application's own model) is still checked: the graph
 check reads versions and pending writes, never the refused value. A head whose bytes do
 not decode is counted `drift_unchecked`, named with what would let the run look, and
-closes the gate as a stranded thread does."""
+closes the gate as a stranded thread does. A waiting list is never whole by silence."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -75,3 +76,28 @@ async def test_a_head_that_does_not_decode_closes_the_gate(
         assert "--rewind-unreadable" in unchecked["error"]
         assert "1 thread(s) could not be checked: their bytes do not decode" in stderr
         assert run_cli("scan", target, "--min-idle", "0").returncode == 0  # no gate asked
+
+
+async def test_a_waiting_list_says_which_heads_it_could_not_check(tmp_path: Path) -> None:
+    """SQLite tells a waiting head by loading it: one that does not decode may be
+    waiting too, so `scan --waiting` counts it, names it, and exits 1."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from tests.support.stores import Store
+
+    path = tmp_path / "threads.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        old = compiled("interrupt", 1, saver)
+        for thread_id in ("asked", "cut"):
+            await Store(saver, False).invoke(old, {"topic": "x"}, config(thread_id))
+    target = f"sqlite:///{path}"
+    listing = ("scan", target, "--waiting", "--min-idle", "0", "--json")
+    whole = run_cli(*listing)
+    assert whole.returncode == 0, whole.stderr
+    assert last_json(whole.stdout)["waiting_heads"] == 2
+    truncate_sqlite_head(path, "cut")
+    partial = run_cli(*listing)
+    assert partial.returncode == 1, partial.stderr
+    found = last_json(partial.stdout)
+    assert (found["waiting_heads"], found["waiting_unchecked"]) == (1, 1)
+    assert "1 thread(s) could not be checked for an open question" in partial.stderr

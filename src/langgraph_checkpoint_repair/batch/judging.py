@@ -161,6 +161,8 @@ class Judge:
         if assessment is None:
             return None
         logger.info("unreadable thread=%r ns=%r: %s", key[0], key[1], one_line(error))
+        if self.options.waiting and not self.store.lists_waiting:
+            self.report.waiting_not_told()  # it may wait on a human: nobody can tell
         if not self.checks_graph:
             return assessment
         unchecked = Finding("drift_unchecked", "", error=UNDECODED)

@@ -164,6 +164,9 @@ class RunReport:
     """The run looked for heads waiting on a human (`RunOptions.waiting`)."""
     waiting_heads: int = 0
     """Heads with an open interrupt, idle at least `--min-idle` (or of unknown age)."""
+    waiting_unchecked: int = 0
+    """Heads whose bytes do not decode, where the run had to load a head to tell whether
+    it waits on a human: they may, so a list of waiting heads is not whole."""
     waiting: list[WaitingHead] = field(default_factory=list)
     """Those heads, unless `waiting_streamed` hands each over as its page ends."""
     waiting_streamed: bool = False
@@ -261,6 +264,10 @@ class RunReport:
         with self._lock:
             self.channels_seen.update(channels)
 
+    def waiting_not_told(self) -> None:
+        with self._lock:
+            self.waiting_unchecked += 1
+
     def failed(self, thread_id: str, checkpoint_ns: str, error: BaseException) -> None:
         with self._lock:
             self.errors.append(
@@ -302,7 +309,8 @@ class RunReport:
             return {}
         heads = sorted(self.waiting, key=thread_order)
         listed = {} if self.waiting_streamed else {"waiting": [h.to_json(self.now) for h in heads]}
-        return {"waiting_heads": self.waiting_heads, **listed}
+        unchecked = {"waiting_unchecked": self.waiting_unchecked} if self.waiting_unchecked else {}
+        return {"waiting_heads": self.waiting_heads, **unchecked, **listed}
 
 
 def thread_order(report: ThreadReport | WaitingHead) -> tuple[str, str]:

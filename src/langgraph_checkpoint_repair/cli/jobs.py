@@ -34,6 +34,7 @@ from .output import (
     print_waiting,
     undo_shortfall,
     waiting_line,
+    waiting_untold,
 )
 from .stopping import StopRequest
 
@@ -282,7 +283,10 @@ class Job:
         closed = self.gate_closed(report)
         if closed:
             print(f"langgraph-repair: {gate_verdict(report)}", file=sys.stderr)
-        return self.exit_code(report.stopped, bool(report.errors) or closed)
+        untold = self.waiting_only and report.waiting_unchecked
+        if untold:
+            print(f"langgraph-repair: {waiting_untold(report)}", file=sys.stderr)
+        return self.exit_code(report.stopped, bool(report.errors) or closed or bool(untold))
 
     def gate_closed(self, report: RunReport) -> bool:
         """Whether `scan --graph`, the gate before a deploy, found threads the graph would

@@ -82,6 +82,8 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
     ]
     if report.waiting_looked:
         rows.append(("threads waiting on a human", f"{report.waiting_heads:,}"))
+    if report.waiting_unchecked:
+        rows.append(("not checked for a human (undecodable)", f"{report.waiting_unchecked:,}"))
     rows.append(("errors", f"{len(report.errors):,}"))
     if report.channels_not_found:
         rows.append(("channels not found", ", ".join(report.channels_not_found)))
@@ -114,6 +116,15 @@ def _gate_rows(report: RunReport) -> list[tuple[str, str]]:
         for code, reason in GATE_REASONS.items()
         if (n := found[code])
     ]
+
+
+def waiting_untold(report: RunReport) -> str:
+    """Why `scan --waiting`'s list is not whole, in one line."""
+    return (
+        f"{report.waiting_unchecked:,} thread(s) could not be checked for an open question: "
+        "their bytes do not decode (`show --thread ID` names what; "
+        "`repair --rewind-unreadable` gives a readable head)"
+    )
 
 
 def gate_verdict(report: RunReport) -> str:
