@@ -14,6 +14,7 @@ from tests.support.agents import (
     ToolBox,
     custom_agent,
     react_agent,
+    result_saved,
     results_per_call,
     synthetic_results,
     thread,
@@ -142,7 +143,8 @@ async def test_a_tool_that_raised(store: Store, version: Any) -> None:
 
 
 async def test_a_tool_that_raised_keeps_the_sibling_that_finished(store: Store) -> None:
-    box, config = ToolBox(fail_after="get_weather"), thread()
+    config = thread()
+    box = ToolBox(fail_after=result_saved(store.saver, config, "c2"))
     replies = model(calls(("flaky", "c1"), ("get_weather", "c2"), city="Lima"), "Partly done.")
     graph = react_agent(replies, box, store.saver, version="v2", raise_tool_errors=True)
     with pytest.raises(RuntimeError, match="tool crashed"):

@@ -7,6 +7,7 @@ import time
 import uuid
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -28,10 +29,11 @@ with warnings.catch_warnings():
 class ToolBox:
     """Tools for the agents; `runs` counts completed executions per tool."""
 
-    def __init__(self, fail_after: str | None = None) -> None:
+    def __init__(self, fail_after: Callable[[], bool] | None = None) -> None:
         self.runs: Counter[str] = Counter()
         self.failures_left = 1
-        self.fail_after = fail_after  # a sibling tool `flaky` lets finish before it fails
+        self.fail_after = fail_after
+        """Whether the sibling `flaky` lets finish before it fails is saved (`result_saved`)."""
 
     @property
     def all(self) -> list[BaseTool]:
@@ -63,17 +65,29 @@ class ToolBox:
         return [get_weather, ask_human, flaky]
 
     def wait_for_sibling(self) -> None:
-        """Parallel tools race; a test about a finished sibling needs it to finish first.
-
-        The grace period lets the run save the sibling's result before the failure
-        cancels the step.
-        """
+        """Parallel tools race; a test about a finished sibling needs its result saved
+        before the failure cancels the step: waited for in the store itself, so the
+        outcome never depends on how busy the machine is."""
         if self.fail_after is None:
             return
-        deadline = time.monotonic() + 10
-        while not self.runs[self.fail_after] and time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while not self.fail_after() and time.monotonic() < deadline:
             time.sleep(0.01)
-        time.sleep(0.3)
+
+
+def result_saved(saver: BaseCheckpointSaver[Any], config: Any, call_id: str) -> Callable[[], bool]:
+    """Whether the thread's head holds a pending write answering `call_id` (a tool task
+    that finished, its result saved), read through the saver's sync API from any thread."""
+
+    def saved() -> bool:
+        head = saver.get_tuple(config)
+        writes = (head.pending_writes or []) if head is not None else []
+        values = [
+            v for _, _, value in writes for v in (value if isinstance(value, list) else [value])
+        ]
+        return any(isinstance(v, ToolMessage) and v.tool_call_id == call_id for v in values)
+
+    return saved
 
 
 def thread() -> Any:
