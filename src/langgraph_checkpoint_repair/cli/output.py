@@ -105,17 +105,19 @@ GATE_REASONS = {
 }
 
 
-def _gate_rows(report: RunReport) -> list[tuple[str, str]]:
-    """What the graph's check found, first in the summary: the heads it would strand,
-    and why, and those it could not check."""
-    found = {code: report.findings.get(code, 0) for code in GATE_REASONS}
-    if not any(found.values()):
-        return []
+def _gate_found(report: RunReport) -> list[str]:
+    """What the graph's check found: the heads it would strand and why, and those it
+    could not check; one phrase each."""
     return [
-        ("graph check", reason.format(n=f"{n:,} thread(s)"))
+        reason.format(n=f"{n:,} thread(s)")
         for code, reason in GATE_REASONS.items()
-        if (n := found[code])
+        if (n := report.findings.get(code, 0))
     ]
+
+
+def _gate_rows(report: RunReport) -> list[tuple[str, str]]:
+    """The graph's check, first in the summary."""
+    return [("graph check", found) for found in _gate_found(report)]
 
 
 def waiting_untold(report: RunReport) -> str:
@@ -129,12 +131,7 @@ def waiting_untold(report: RunReport) -> str:
 
 def gate_verdict(report: RunReport) -> str:
     """Why the gate before a deploy (`scan --graph`) is closed, in one line."""
-    found = [
-        reason.format(n=f"{report.findings[code]:,} thread(s)")
-        for code, reason in GATE_REASONS.items()
-        if report.findings.get(code)
-    ]
-    return "the graph's gate is closed: " + "; ".join(found)
+    return "the graph's gate is closed: " + "; ".join(_gate_found(report))
 
 
 UNDO_FINE = frozenset({"moved_on", "claimed", "not_written", "not_this_run"})
