@@ -13,19 +13,24 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
+from tests.support.asking_graphs import ASYNC_INTERRUPT
 from tests.support.cli_runs import last_json, run_cli, sqlite_rows
 from tests.support.src_layout_app import KEY, SECRET, App, write_app
 from tests.support.stores import open_store
 
+KINDS = ["aiosqlite", "apostgres"] if ASYNC_INTERRUPT else ["sqlite", "postgres"]
+"""Async nodes on the async savers; on Python 3.10, where LangGraph cannot run
+`interrupt()` in a node driven by `ainvoke`, sync nodes on the sync savers."""
+
 
 @pytest.fixture
 def app(tmp_path: Path) -> Any:
-    written = write_app(tmp_path / "research")
+    written = write_app(tmp_path / "research", asynchronous=ASYNC_INTERRUPT)
     yield written
     written.forget()
 
 
-@pytest.mark.parametrize("kind", ["aiosqlite", "apostgres"])
+@pytest.mark.parametrize("kind", KINDS)
 async def test_gate_repair_and_undo_with_the_applications_types(
     kind: str, app: App, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -83,7 +88,7 @@ def tagged(thread_id: str, graph_id: str) -> Any:
 
 def cli_target(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
     """The TARGET the command is given for `open_store(kind, ...)`'s store."""
-    if kind == "aiosqlite":
+    if kind in ("sqlite", "aiosqlite"):
         return f"sqlite:///{tmp_path / 'threads.sqlite'}"
     return str(request.getfixturevalue("pg_uri"))
 

@@ -51,11 +51,11 @@ from langgraph.types import interrupt
 from {package}.agent.state import Plan, Section, State
 
 
-async def plan(state):
+{defined} plan(state):
     return {{"plan": Plan(sections=[Section(title=state["topic"])])}}
 
 
-async def ask(state):
+{defined} ask(state):
     answer = interrupt({{"approve": [s.title for s in state["plan"].sections]}})
     return {{"report": f"{{answer}}: " + ", ".join(s.title for s in state["plan"].sections)}}
 
@@ -103,14 +103,17 @@ class App:
             sys.path.remove(str(self.folder))
 
 
-def write_app(folder: Path) -> App:
-    """The application in `folder`; `langgraph.json` names release 2 as graph `agent`."""
+def write_app(folder: Path, asynchronous: bool = True) -> App:
+    """The application in `folder`; `langgraph.json` names release 2 as graph `agent`.
+    Its nodes are `async def` unless `asynchronous` is false (Python 3.10, where
+    LangGraph cannot run `interrupt()` in a node driven by `ainvoke`)."""
+    defined = "async def" if asynchronous else "def"
     package = f"src_{uuid.uuid4().hex[:8]}"
     agent = folder / package / "agent"
     agent.mkdir(parents=True)
     (agent / "state.py").write_text(STATE)
     for number, node in ((1, "approve"), (2, "review")):
-        text = GRAPH.format(package=package, node=node)
+        text = GRAPH.format(package=package, node=node, defined=defined)
         (agent / f"release_{number}.py").write_text(text)
     config: dict[str, Any] = {
         "dependencies": ["."],
