@@ -95,13 +95,15 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
         out.write(f"{one_line(error['error'])}\n")
 
 
+UNDECODED = (
+    "their bytes do not decode "
+    "(`show --thread ID` names what; `repair --rewind-unreadable` gives a readable head)"
+)
+"""Why a head could not be checked, and what would let the run look."""
 GATE_REASONS = {
     "node_missing": "{n} would be stranded: their next work names a node the graph lacks",
     "channel_missing": "{n} would pause forever: they hold a key the graph lacks",
-    "drift_unchecked": (
-        "{n} could not be checked: their bytes do not decode "
-        "(`show --thread ID` names what; `repair --rewind-unreadable` gives a readable head)"
-    ),
+    "drift_unchecked": "{n} could not be checked: " + UNDECODED,
 }
 
 
@@ -122,11 +124,8 @@ def _gate_rows(report: RunReport) -> list[tuple[str, str]]:
 
 def waiting_untold(report: RunReport) -> str:
     """Why `scan --waiting`'s list is not whole, in one line."""
-    return (
-        f"{report.waiting_unchecked:,} thread(s) could not be checked for an open question: "
-        "their bytes do not decode (`show --thread ID` names what; "
-        "`repair --rewind-unreadable` gives a readable head)"
-    )
+    count = f"{report.waiting_unchecked:,} thread(s)"
+    return f"{count} could not be checked for an open question: {UNDECODED}"
 
 
 def gate_verdict(report: RunReport) -> str:
