@@ -25,7 +25,9 @@ AUDIT_TABLES = (
     "langgraph_repair_runs",
     "langgraph_repair_threads",
     "langgraph_repair_rewrites",
+    *(f"langgraph_repair_pruned_{kind}" for kind in ("checkpoints", "blobs", "writes", "parents")),
 )
+ARCHIVE_TABLES = AUDIT_TABLES[4:]
 LOOK_NEEDS: Needs = {
     "checkpoints": ("SELECT",),
     "checkpoint_blobs": ("SELECT",),
@@ -54,6 +56,33 @@ def write_needs(*, update: bool, delete: bool, insert: bool) -> Needs:
         "checkpoint_writes": ("SELECT", *on_writes),
         "langgraph_repair_rewrites": ("SELECT", "INSERT") if recorded else ("SELECT",),
     }
+
+
+def prune_needs(*, archive: bool) -> Needs:
+    """What a prune needs: DELETE on LangGraph's tables (UPDATE on `checkpoints`, whose
+    kept rows may lose a deleted parent), its run recorded, and, unless it keeps no
+    archive, INSERT into the archive."""
+    return {
+        "checkpoints": ("SELECT", "DELETE", "UPDATE"),
+        "checkpoint_blobs": ("SELECT", "DELETE"),
+        "checkpoint_writes": ("SELECT", "DELETE"),
+        "langgraph_repair_runs": ("SELECT", "INSERT", "UPDATE"),
+        **{table: ("INSERT",) for table in ARCHIVE_TABLES if archive},
+    }
+
+
+RESTORE_NEEDS: Needs = {
+    "checkpoints": ("SELECT", "INSERT", "UPDATE"),
+    "checkpoint_blobs": ("SELECT", "INSERT"),
+    "checkpoint_writes": ("SELECT", "INSERT"),
+    "langgraph_repair_runs": ("SELECT",),
+    **{table: ("SELECT", "DELETE") for table in ARCHIVE_TABLES},
+}
+"""What putting a prune's rows back needs (`undo`); `forget` needs DELETE on the archive."""
+FORGET_NEEDS: Needs = {
+    "langgraph_repair_runs": ("SELECT",),
+    **{table: ("SELECT", "DELETE") for table in ARCHIVE_TABLES},
+}
 
 
 MIGRATE = "run `langgraph-repair migrate` on this target once, as the owner of the tables"

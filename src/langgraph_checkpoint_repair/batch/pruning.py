@@ -1,0 +1,153 @@
+"""`prune_threads`, `undo_prune` and `forget_run`: retention over a whole store.
+
+A prune walks the store's threads page by page and hands each to its store's pruner,
+which plans on one snapshot of the thread (`retention.keep`) and deletes in one
+transaction, archiving what it deletes unless told not to. The report adds up what
+each thread says; a stop request ends the run between threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from ..decisions.plan import new_run_id
+from ..retention.outcome import Deleted, ThreadPruned
+from ..retention.rules import PruneRules
+from ..stores.pruners import pruner_for
+from .report import UnknownRun
+
+
+@dataclass
+class PruneReport:
+    """What a prune did (or, in a dry run, would do), with counters that add up:
+    every thread scanned is pruned, unchanged or skipped for one reason."""
+
+    run_id: str
+    dry_run: bool
+    archived: bool
+    threads_scanned: int = 0
+    threads_pruned: int = 0
+    deleted: Deleted = field(default_factory=Deleted)
+    skipped: Counter[str] = field(default_factory=Counter)
+    stopped: bool = False
+    pruned: list[str] = field(default_factory=list)
+    """The threads pruned, in the order they were."""
+
+    def add(self, outcome: ThreadPruned) -> None:
+        self.threads_scanned += 1
+        if outcome.skipped is not None:
+            self.skipped[outcome.skipped] += 1
+        elif outcome.pruned:
+            self.threads_pruned += 1
+            self.pruned.append(outcome.thread_id)
+            self.deleted.merge(outcome.deleted)
+
+    def to_json(self) -> dict[str, Any]:
+        rows = self.deleted.rows
+        return {
+            "run_id": self.run_id,
+            "dry_run": self.dry_run,
+            "archived": self.archived,
+            "threads_scanned": self.threads_scanned,
+            "threads_pruned": self.threads_pruned,
+            "checkpoints_deleted": rows["checkpoints"],
+            "writes_deleted": rows["writes"],
+            "blobs_deleted": rows["blobs"],
+            "bytes_freed": dict(self.deleted.bytes),
+            "skipped": dict(sorted(self.skipped.items())),
+            "stopped": self.stopped,
+        }
+
+
+@dataclass
+class PruneUndoReport:
+    """What `undo` of a prune put back."""
+
+    run_id: str
+    threads_restored: int = 0
+    restored: Deleted = field(default_factory=Deleted)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "undo_of": self.run_id,
+            "threads_restored": self.threads_restored,
+            "rows_restored": dict(self.restored.rows),
+        }
+
+
+def prune_threads(
+    saver: BaseCheckpointSaver[Any],
+    *,
+    keep_last: int = 1,
+    min_idle: timedelta = timedelta(minutes=10),
+    dry_run: bool = False,
+    archive: bool = True,
+    threads: Sequence[str] | None = None,
+    limit: int | None = None,
+    stop: threading.Event | None = None,
+    on_thread: Callable[[ThreadPruned], Any] | None = None,
+    arguments: dict[str, Any] | None = None,
+) -> PruneReport:
+    """Prune every thread of the store (or `threads`): each namespace keeps its head and
+    what it needs (`retention.keep`), the `keep_last` newest along its chain; threads
+    written within `min_idle` are left to the application."""
+    now = datetime.now(timezone.utc)
+    rules = PruneRules(keep_last, now - min_idle, dry_run, archive)
+    pruner = pruner_for(saver)
+    pruner.ready(archive=archive, writes=not dry_run)
+    report = PruneReport(new_run_id(), dry_run, archive and not dry_run)
+    if not dry_run:
+        pruner.begin_run(report.run_id, {**(arguments or {}), "keep_last": keep_last})
+    for page in pruner.thread_pages(threads):
+        for thread_id in page:
+            if (stop is not None and stop.is_set()) or _reached(report, limit):
+                report.stopped = stop is not None and stop.is_set()
+                return _finished(pruner, report)
+            outcome = pruner.prune_thread(report.run_id, thread_id, rules)
+            report.add(outcome)
+            if on_thread is not None:
+                on_thread(outcome)
+    return _finished(pruner, report)
+
+
+def _reached(report: PruneReport, limit: int | None) -> bool:
+    return limit is not None and report.threads_pruned >= limit
+
+
+def _finished(pruner: Any, report: PruneReport) -> PruneReport:
+    if not report.dry_run:
+        pruner.finish_run(report.run_id, report.to_json())
+    return report
+
+
+def undo_prune(saver: BaseCheckpointSaver[Any], run_id: str) -> PruneUndoReport | None:
+    """Put back every row a prune run deleted, byte for byte, parent pointers included;
+    None when `run_id` is no prune run of this store (an undo of a repair, then)."""
+    pruner = pruner_for(saver, required=False)
+    if pruner is None:
+        return None
+    threads = pruner.pruned_threads(run_id)
+    if threads is None:
+        return None
+    pruner.ready_to_restore(pruner.restore_needs)
+    report = PruneUndoReport(run_id)
+    for thread_id in threads:
+        report.restored.merge(pruner.restore_thread(run_id, thread_id))
+        report.threads_restored += 1
+    return report
+
+
+def forget_run(saver: BaseCheckpointSaver[Any], run_id: str) -> int:
+    """Drop a prune run's archive: its undo is no longer possible. The rows dropped."""
+    pruner = pruner_for(saver)
+    if pruner.pruned_threads(run_id) is None:
+        raise UnknownRun(f"no prune run {run_id!r} in this store")
+    pruner.ready_to_restore(pruner.forget_needs)
+    return int(pruner.forget(run_id))

@@ -1,0 +1,209 @@
+"""What a thread must keep, so that it reads the same after a prune.
+
+LangGraph loads each namespace's greatest checkpoint id. That head needs:
+
+- its own pending writes (they go with the checkpoint they belong to);
+- every blob a kept checkpoint names (a blob is dropped only when no kept
+  checkpoint of its namespace names its version);
+- before checkpoint format 4, the parent whose writes hold its pending sends;
+- for each delta channel it does not store, every ancestor back to the nearest
+  one that does (the seed), writes included: LangGraph replays those writes on
+  the seed, and a chain cut short rebuilds the channel from nothing, silently;
+- a subgraph call's namespace only while the root checkpoint it started from is
+  kept: a parent paused inside the call resumes into it.
+
+`--keep-last N` keeps the N newest checkpoints along the head's parent chain (not
+by id order: a fork's other branch is not the head's history), each with what it
+needs. Everything else of the snapshot may go. Rows written after the snapshot are
+never named here, so the application's appends and its writes that land before
+their checkpoint survive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..decisions.plan import written_after
+
+
+@dataclass(frozen=True)
+class StoredCheckpoint:
+    """One checkpoint row as a prune reads it: no values, only what they depend on."""
+
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_id: str | None
+    versions: Mapping[str, str] = field(default_factory=dict)
+    """Its `channel_versions`: each version names the blob it loads."""
+    holds: frozenset[str] = frozenset()
+    """The channels whose value this row stores (inline or in a blob of its version)."""
+    delta: frozenset[str] = frozenset()
+    """The channels this row shows to be delta channels (counted since their last
+    snapshot, or stored as a snapshot)."""
+    root_id: str | None = None
+    """For a subgraph's row, the root checkpoint its call started from."""
+    needs_parent: bool = False
+    """Before format 4 with pending sends stored on its parent."""
+    repaired_from: str | None = None
+    """For a checkpoint a repair wrote, the head it repaired: undo copies it back."""
+    written_at: str | None = None
+    """Its `ts`, as stored."""
+
+
+@dataclass(frozen=True)
+class ThreadPlan:
+    """What one thread keeps and lets go, on one snapshot of its rows."""
+
+    kept: dict[str, list[str]]
+    """Checkpoint ids kept, by namespace."""
+    deleted: dict[str, list[str]]
+    """Checkpoint ids deleted, by namespace (with their pending writes)."""
+    blobs: dict[str, list[tuple[str, str]]]
+    """(channel, version) blobs deleted, by namespace: named by a deleted checkpoint
+    and by no kept one."""
+    orphaned: dict[str, list[str]]
+    """Kept checkpoints whose parent is deleted: their parent pointer is cleared."""
+    dropped_namespaces: frozenset[str] = frozenset()
+    """Subgraph calls whose root checkpoint is not kept: their rows all go."""
+
+    @property
+    def checkpoints_deleted(self) -> int:
+        return sum(map(len, self.deleted.values()))
+
+    @property
+    def changes(self) -> bool:
+        return self.checkpoints_deleted > 0
+
+
+MAX_WALK = 100_000
+"""Ancestors one walk may visit; a longer chain is walked no further (and kept)."""
+
+
+def plan_thread(rows: Iterable[StoredCheckpoint], keep_last: int = 1) -> ThreadPlan:
+    """The plan for one thread's rows, read in one snapshot."""
+    if keep_last < 1:
+        raise ValueError(f"keep_last must be at least 1, not {keep_last}")
+    by_ns: dict[str, dict[str, StoredCheckpoint]] = {}
+    for row in rows:
+        by_ns.setdefault(row.checkpoint_ns, {})[row.checkpoint_id] = row
+    kept = {ns: _kept_in(namespace, keep_last) for ns, namespace in by_ns.items()}
+    dropped = _dropped_calls(by_ns, kept.get("", set()))
+    for ns in dropped:
+        kept[ns] = set()
+    deleted = {ns: sorted(set(by_ns[ns]) - kept[ns]) for ns in by_ns}
+    return ThreadPlan(
+        kept={ns: sorted(ids) for ns, ids in kept.items() if ids},
+        deleted={ns: ids for ns, ids in deleted.items() if ids},
+        blobs=_unreferenced_blobs(by_ns, kept, deleted),
+        orphaned=_orphaned(by_ns, kept),
+        dropped_namespaces=frozenset(dropped),
+    )
+
+
+def _kept_in(namespace: Mapping[str, StoredCheckpoint], keep_last: int) -> set[str]:
+    """The namespace's head, the newest `keep_last` along its chain, and their needs."""
+    head = max(namespace)
+    kept = set(_ancestors(namespace, head, limit=keep_last))
+    delta = frozenset().union(*(row.delta for row in namespace.values()))
+    pending = list(kept)
+    while pending:
+        row = namespace[pending.pop()]
+        for needed in _needs(namespace, row, delta):
+            if needed not in kept:
+                kept.add(needed)
+                pending.append(needed)
+    return kept
+
+
+def _needs(
+    namespace: Mapping[str, StoredCheckpoint], row: StoredCheckpoint, delta: frozenset[str]
+) -> Iterable[str]:
+    """The ancestors `row` reads when it is loaded, and the head a repair that wrote it
+    would copy back on undo."""
+    if row.needs_parent and row.parent_id is not None and row.parent_id in namespace:
+        yield row.parent_id
+    if row.repaired_from is not None and row.repaired_from in namespace:
+        yield row.repaired_from
+    for channel in delta:
+        if channel in row.versions and channel not in row.holds:
+            yield from _walk_to_seed(namespace, row, channel)
+
+
+def _walk_to_seed(
+    namespace: Mapping[str, StoredCheckpoint], row: StoredCheckpoint, channel: str
+) -> Iterable[str]:
+    """Each ancestor LangGraph visits rebuilding `channel`, the seed included."""
+    for ancestor in _ancestors(namespace, row.checkpoint_id, limit=MAX_WALK, start=1):
+        yield ancestor
+        if channel in namespace[ancestor].holds:
+            return
+
+
+def _ancestors(
+    namespace: Mapping[str, StoredCheckpoint], checkpoint_id: str, *, limit: int, start: int = 0
+) -> list[str]:
+    """`checkpoint_id` and its ancestors, newest first, while each parent is stored and
+    older than its child (a loop is cut where it turns back)."""
+    chain = [checkpoint_id]
+    while len(chain) < limit + start:
+        parent = namespace[chain[-1]].parent_id
+        if parent is None or parent not in namespace or parent >= chain[-1]:
+            break
+        chain.append(parent)
+    return chain[start:]
+
+
+def _dropped_calls(
+    by_ns: Mapping[str, Mapping[str, StoredCheckpoint]], root_kept: set[str]
+) -> list[str]:
+    """Subgraph calls (a namespace with a task id) started from a root checkpoint that is
+    stored and not kept: no kept root can resume into them. A call whose root is not
+    stored yet (its run saves it in the background) is left alone."""
+    roots = by_ns.get("", {})
+    dropped = []
+    for ns, namespace in by_ns.items():
+        if ":" not in ns:
+            continue
+        root_id = namespace[max(namespace)].root_id
+        if root_id is not None and root_id in roots and root_id not in root_kept:
+            dropped.append(ns)
+    return dropped
+
+
+def _unreferenced_blobs(
+    by_ns: Mapping[str, Mapping[str, StoredCheckpoint]],
+    kept: Mapping[str, set[str]],
+    deleted: Mapping[str, Sequence[str]],
+) -> dict[str, list[tuple[str, str]]]:
+    blobs = {}
+    for ns, ids in deleted.items():
+        named = {pair for i in kept[ns] for pair in by_ns[ns][i].versions.items()}
+        gone = {pair for i in ids for pair in by_ns[ns][i].versions.items()} - named
+        if gone:
+            blobs[ns] = sorted(gone)
+    return blobs
+
+
+def _orphaned(
+    by_ns: Mapping[str, Mapping[str, StoredCheckpoint]], kept: Mapping[str, set[str]]
+) -> dict[str, list[str]]:
+    orphaned = {}
+    for ns, ids in kept.items():
+        namespace = by_ns[ns]
+        lost = [i for i in ids if namespace[i].parent_id in namespace.keys() - ids]
+        if lost:
+            orphaned[ns] = sorted(lost)
+    return orphaned
+
+
+def written_since(rows: Iterable[StoredCheckpoint], moment: datetime) -> bool:
+    """Whether any namespace's head was written after `moment`: the application may
+    still be writing to the thread, which is then left to it."""
+    heads: dict[str, StoredCheckpoint] = {}
+    for row in rows:
+        head = heads.get(row.checkpoint_ns)
+        if head is None or row.checkpoint_id > head.checkpoint_id:
+            heads[row.checkpoint_ns] = row
+    return any(written_after(head.written_at, moment) for head in heads.values())

@@ -1,0 +1,46 @@
+"""What pruning one thread did, as every store reports it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Skip = Literal["recent", "claimed", "changed", "langgraphjs", "unreadable"]
+"""Why a thread was left as it was: written within --min-idle (the application may be
+writing to it), another prune holds it, the application changed a row the prune was
+deleting (a rerun finishes it), LangGraph.js's rows (not pruned yet), or a row that
+does not decode (SQLite keeps values inside the checkpoint, and a prune must read
+them to know what a row stores)."""
+
+TABLES = ("checkpoints", "writes", "blobs")
+
+
+@dataclass
+class Deleted:
+    """Rows and their logical bytes, per table."""
+
+    rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TABLES, 0))
+    bytes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TABLES, 0))
+
+    def add(self, table: str, rows: int, size: int) -> None:
+        self.rows[table] += rows
+        self.bytes[table] += size
+
+    def merge(self, other: Deleted) -> None:
+        for table in TABLES:
+            self.add(table, other.rows[table], other.bytes[table])
+
+
+@dataclass
+class ThreadPruned:
+    """One thread's outcome: what was (or, in a dry run, would be) deleted, or why it was
+    left alone."""
+
+    thread_id: str
+    deleted: Deleted = field(default_factory=Deleted)
+    skipped: Skip | None = None
+    detail: str = ""
+
+    @property
+    def pruned(self) -> bool:
+        return self.skipped is None and self.deleted.rows["checkpoints"] > 0

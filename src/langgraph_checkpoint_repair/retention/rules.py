@@ -1,0 +1,25 @@
+"""What a prune run is asked to do, checked once, before any store is touched."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+NEVER = datetime.max.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class PruneRules:
+    keep_last: int = 1
+    """Checkpoints kept along each namespace's chain, newest first (with what they need)."""
+    recent_after: datetime = NEVER
+    """A thread whose head was written after this is left to the application."""
+    dry_run: bool = False
+    archive: bool = True
+    """Keep what is deleted, so that `undo` can put it back."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.keep_last, bool) or not isinstance(self.keep_last, int):
+            raise TypeError(f"keep_last must be a whole number, not {self.keep_last!r}")
+        if self.keep_last < 1:
+            raise ValueError(f"keep_last must be at least 1, not {self.keep_last}")

@@ -1,0 +1,208 @@
+"""A prune on PostgreSQL: the SQL its sync and async shells share, and the row mapping.
+
+Each thread is pruned in one REPEATABLE READ transaction, so every statement reads
+the snapshot its plan was made on: what the application writes meanwhile (a new
+checkpoint, writes that land before their checkpoint) is neither seen nor deleted.
+A session advisory lock per thread, taken before that transaction and never waited
+for, keeps a second prune of the same thread out (it skips it as `claimed`). Each
+deleted row is copied into the archive (`langgraph_repair_pruned_*`) by the
+statement that deletes it, unless the run keeps no archive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ...retention.keep import StoredCheckpoint, ThreadPlan
+
+THREAD_LOCK_SQL = (
+    "SELECT pg_try_advisory_lock(hashtextextended('langgraph-repair prune ' || %s, 0))"
+)
+THREAD_UNLOCK_SQL = (
+    "SELECT pg_advisory_unlock(hashtextextended('langgraph-repair prune ' || %s, 0))"
+)
+SNAPSHOT_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+
+THREADS_SQL = """
+SELECT DISTINCT thread_id FROM checkpoints
+WHERE thread_id > %s AND (%s::text[] IS NULL OR thread_id = ANY(%s))
+ORDER BY thread_id LIMIT %s"""
+"""A page of thread ids after the last one read (keyset paging: each page is an index
+range, however large the store)."""
+
+SKELETON_SQL = """
+SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+    checkpoint -> 'channel_versions',
+    ARRAY(SELECT jsonb_object_keys(checkpoint -> 'channel_values')
+          WHERE jsonb_typeof(checkpoint -> 'channel_values') = 'object'),
+    ARRAY(SELECT jsonb_object_keys(metadata -> 'counters_since_delta_snapshot')
+          WHERE jsonb_typeof(metadata -> 'counters_since_delta_snapshot') = 'object'),
+    metadata -> 'parents' ->> '',
+    CASE WHEN checkpoint ->> 'v' ~ '^[0-9]{1,9}$' AND (checkpoint ->> 'v')::int < 4
+        THEN EXISTS (SELECT 1 FROM checkpoint_writes w
+            WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
+            AND w.checkpoint_id = c.parent_checkpoint_id AND w.channel = '__pregel_tasks')
+        ELSE false END,
+    metadata -> 'langgraph_repair' ->> 'source_checkpoint_id',
+    checkpoint ->> 'ts'
+FROM checkpoints c WHERE thread_id = %s"""
+"""Every checkpoint of a thread, without its values: what a plan is made of. The keys
+stored inline are read here; which delta channels have a blob is asked only of a
+thread that has delta channels (`BLOBS_HELD_SQL`)."""
+
+BLOBS_HELD_SQL = """
+SELECT b.checkpoint_ns, b.channel, b.version FROM checkpoint_blobs b
+WHERE b.thread_id = %s AND b.channel = ANY(%s) AND b.type <> 'empty'"""
+
+PAIRS = "(checkpoint_ns, checkpoint_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
+BLOB_KEYS = """(checkpoint_ns, channel, version) IN (
+    SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))"""
+TABLES = {
+    "checkpoints": ("langgraph_repair_pruned_checkpoints", PAIRS),
+    "checkpoint_writes": ("langgraph_repair_pruned_writes", PAIRS),
+    "checkpoint_blobs": ("langgraph_repair_pruned_blobs", BLOB_KEYS),
+}
+"""LangGraph's tables, each with its archive and how a plan's rows are named in it."""
+
+COLUMNS_SQL = """
+SELECT table_name, column_name FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = ANY(%s)"""
+
+
+def delete_sql(table: str, columns: Sequence[str], archive: bool) -> str:
+    """Delete the named rows of one thread, copying them into the archive on the way;
+    the number of rows and their bytes come back."""
+    archive_table, which = TABLES[table]
+    listed = ", ".join(columns)
+    copy = (
+        f", archived AS (INSERT INTO {archive_table} (run_id, {listed}) "
+        f"SELECT %s, {listed} FROM gone)"
+        if archive
+        else ""
+    )
+    return (
+        f"WITH gone AS (DELETE FROM {table} WHERE thread_id = %s AND {which} "
+        f"RETURNING {listed}){copy} "
+        f"SELECT count(*), {_weight(columns)} FROM gone"
+    )
+
+
+def measure_sql(table: str, columns: Sequence[str]) -> str:
+    """What `delete_sql` would delete, counted and weighed, deleting nothing (a dry run)."""
+    _, which = TABLES[table]
+    return f"SELECT count(*), {_weight(columns)} FROM {table} WHERE thread_id = %s AND {which}"
+
+
+def _weight(columns: Sequence[str]) -> str:
+    """The logical bytes of the rows: their columns' sizes as stored, added up."""
+    sizes = " + ".join(f"COALESCE(pg_column_size({column}), 0)" for column in columns)
+    return f"COALESCE(sum({sizes}), 0)"
+
+
+ORPHAN_SQL = f"""
+WITH old AS (
+    SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints
+    WHERE thread_id = %s AND {PAIRS} AND parent_checkpoint_id IS NOT NULL
+){{copy}}
+UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM old
+WHERE c.thread_id = %s AND c.checkpoint_ns = old.checkpoint_ns
+AND c.checkpoint_id = old.checkpoint_id"""
+ORPHAN_COPY = """, archived AS (
+    INSERT INTO langgraph_repair_pruned_parents
+    SELECT %s, %s, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM old
+)"""
+
+
+def orphan_sql(archive: bool) -> str:
+    """Clear the parent pointer of kept checkpoints whose parent is deleted, keeping the
+    pointer they had in the archive."""
+    return ORPHAN_SQL.format(copy=ORPHAN_COPY if archive else "")
+
+
+def delete_params(
+    table: str, run_id: str, thread_id: str, plan: ThreadPlan, archive: bool
+) -> tuple[Any, ...]:
+    named = _named(table, plan)
+    return (thread_id, *named, *((run_id,) if archive else ()))
+
+
+def measure_params(table: str, thread_id: str, plan: ThreadPlan) -> tuple[Any, ...]:
+    return (thread_id, *_named(table, plan))
+
+
+def orphan_params(run_id: str, thread_id: str, plan: ThreadPlan, archive: bool) -> tuple[Any, ...]:
+    pairs = _columns((ns, i) for ns, ids in plan.orphaned.items() for i in ids)
+    copied = (run_id, thread_id) if archive else ()
+    return (thread_id, *pairs, *copied, thread_id)
+
+
+def _named(table: str, plan: ThreadPlan) -> list[list[str]]:
+    if table == "checkpoint_blobs":
+        return _columns((ns, ch, v) for ns, pairs in plan.blobs.items() for ch, v in pairs)
+    return _columns((ns, i) for ns, ids in plan.deleted.items() for i in ids)
+
+
+def _columns(rows: Iterable[tuple[str, ...]]) -> list[list[str]]:
+    """Tuples to the parallel arrays `unnest` takes."""
+    listed = list(rows)
+    width = 3 if listed and len(listed[0]) == 3 else 2
+    return [[row[k] for row in listed] for k in range(width)]
+
+
+def stored_checkpoints(
+    rows: Sequence[Sequence[Any]], blobs: Iterable[Sequence[Any]] = ()
+) -> list[StoredCheckpoint]:
+    """`SKELETON_SQL`'s rows, with the delta channels' blobs `BLOBS_HELD_SQL` found."""
+    held = {(str(ns), str(ch), str(v)) for ns, ch, v in blobs}
+    found = []
+    for ns, cid, parent, versions, inline, counted, root, sends, source, ts in rows:
+        as_text = {str(ch): str(v) for ch, v in (versions or {}).items()}
+        holds = set(inline) | {ch for ch, v in as_text.items() if (ns, ch, v) in held}
+        stored = StoredCheckpoint(
+            ns,
+            cid,
+            parent,
+            versions=as_text,
+            holds=frozenset(holds),
+            delta=frozenset(counted),
+            root_id=root,
+            needs_parent=bool(sends),
+            repaired_from=source,
+            written_at=ts,
+        )
+        found.append(stored)
+    return found
+
+
+def delta_channels(rows: Sequence[Sequence[Any]]) -> list[str]:
+    """The delta channels a thread's skeleton rows count."""
+    return sorted({str(channel) for row in rows for channel in row[5]})
+
+
+def js_rows(rows: Sequence[Sequence[Any]]) -> bool:
+    """Whether a thread holds LangGraph.js's rows (integer channel versions)."""
+    return any(
+        isinstance(v, int) and not isinstance(v, bool)
+        for row in rows
+        if isinstance(row[3], Mapping)
+        for v in row[3].values()
+    )
+
+
+def missing_columns(found: Iterable[Sequence[str]]) -> tuple[dict[str, list[str]], list[str]]:
+    """From `COLUMNS_SQL`'s rows: each LangGraph table's columns, and those of them its
+    archive lacks (`table.column`), which a prune would lose."""
+    by_table: dict[str, list[str]] = {}
+    for table, column in found:
+        by_table.setdefault(table, []).append(column)
+    lacking = [
+        f"{table}.{column}"
+        for table, (archive, _) in TABLES.items()
+        for column in by_table.get(table, [])
+        if column not in by_table.get(archive, [])
+    ]
+    return {table: by_table.get(table, []) for table in TABLES}, lacking
+
+
+COLUMN_TABLES = [*TABLES, *(archive for archive, _ in TABLES.values())]
