@@ -38,7 +38,12 @@ RUN_KEYS = [
     "refused_types",
 ]
 
-MIGRATIONS = ["0001_audit_tables.sql", "0002_rewritten_writes.sql", "0003_dropped_writes.sql"]
+MIGRATIONS = [
+    "0001_audit_tables.sql",
+    "0002_rewritten_writes.sql",
+    "0003_dropped_writes.sql",
+    "0004_prune_archive.sql",
+]
 
 
 def run(*argv: str) -> tuple[int, str]:

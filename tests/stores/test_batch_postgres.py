@@ -121,6 +121,7 @@ async def test_migrations_are_idempotent_and_leave_langgraph_tables_alone(pg_uri
             "0001_audit_tables.sql",
             "0002_rewritten_writes.sql",
             "0003_dropped_writes.sql",
+            "0004_prune_archive.sql",
         ]
         assert pg.migrate() == []
         repair_threads(store.saver, dry_run=True)
@@ -129,6 +130,7 @@ async def test_migrations_are_idempotent_and_leave_langgraph_tables_alone(pg_uri
         (1, "0001_audit_tables.sql"),
         (2, "0002_rewritten_writes.sql"),
         (3, "0003_dropped_writes.sql"),
+        (4, "0004_prune_archive.sql"),
     ]
 
 

@@ -178,6 +178,41 @@ def types_arguments(command: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def prune_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--keep-last", type=positive, default=1, metavar="N",
+        help="keep the N newest checkpoints along each namespace's chain, with what they "
+        "need (default 1: the head)",
+    )  # fmt: skip
+    command.add_argument(
+        "--dry-run", action="store_true", help="delete nothing; report what a run would delete"
+    )
+    command.add_argument(
+        "--no-archive", action="store_true",
+        help="keep no copy of what is deleted: the run cannot be undone",
+    )  # fmt: skip
+    command.add_argument(
+        "--thread", action="append", metavar="ID", help="only this thread (repeatable)"
+    )
+    command.add_argument(
+        "--min-idle", type=duration, default=timedelta(minutes=10), metavar="DURATION",
+        help="leave threads written more recently than this to the application: 90s, 10m, "
+        "2h, 1d (default 10m; 0 for none)",
+    )  # fmt: skip
+    command.add_argument(
+        "--limit", type=positive, metavar="N", help="prune at most N threads (a canary run)"
+    )
+    command.add_argument(
+        "--list", action="store_true", help="print each pruned thread's id, one per line"
+    )
+
+
+def forget_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--run", required=True, metavar="RUN_ID", help="the prune run whose archive to drop"
+    )
+
+
 def no_arguments(command: argparse.ArgumentParser) -> None:
     """A command that takes only what every command takes (`migrate`)."""
 

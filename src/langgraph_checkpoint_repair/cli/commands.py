@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..targets.parse import TARGET_ENV
 from . import arguments as a
+from . import retention
 from .arguments import EXIT_CODES, JSON_LINE, Parser, UsageError
 
 if TYPE_CHECKING:
@@ -91,13 +92,30 @@ COMMANDS: dict[str, Entry] = {
         gentle=True,
     ),
     "undo": Entry(
-        "restore the threads a run repaired (append-only)",
+        "restore the threads a run repaired (append-only), or the rows a prune deleted",
         "langgraph-repair undo postgresql://app@db/agents --run run-1f0c2a9e4b7d",
         a.undo_arguments,
         lambda job, saver: job.undo(saver),
         lambda job, saver: job.aundo(saver),
         lambda job, report: job.undone(report),
         gentle=True,
+    ),
+    "prune": Entry(
+        "delete the checkpoints no thread needs any more (archived for undo)",
+        "langgraph-repair prune postgresql://app@db/agents --keep-last 3 --dry-run",
+        a.prune_arguments,
+        retention.prune,
+        retention.aprune,
+        retention.pruned,
+        gentle=True,
+    ),
+    "forget": Entry(
+        "drop a prune run's archive: that run can no longer be undone",
+        "langgraph-repair forget postgresql://app@db/agents --run run-1f0c2a9e4b7d",
+        a.forget_arguments,
+        retention.forget,
+        retention.aforget,
+        retention.forgot,
     ),
     "migrate": Entry(
         "create or update the audit tables (PostgreSQL)",
@@ -133,7 +151,8 @@ def parser() -> Parser:
     """The command line's parser, every command's from its entry."""
     root = Parser(
         prog="langgraph-repair",
-        description="Find and repair LangGraph threads whose tool calls lack results.",
+        description="Repair, check and prune LangGraph thread stores: broken tool-call "
+        "histories, threads a deploy would strand, and checkpoints no thread needs.",
         epilog="examples:\n"
         + "\n".join(f"  {entry.example}" for entry in COMMANDS.values())
         + f"\n\n{EXIT_CODES}",

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     from ..batch import RunOptions, RunReport, ThreadPreview, TypeInventory, UndoReport
+    from ..batch.pruning import PruneUndoReport
 
 NOTHING_TO_MIGRATE = "nothing to migrate: this store keeps its audit in checkpoint metadata\n"
 
@@ -171,7 +172,13 @@ class Job:
         with self.progress(total) as progress:
             return await batch.arepair_threads(saver, self.options, **self.run_settings(progress))
 
-    def undo(self, saver: BaseCheckpointSaver[Any]) -> UndoReport:
+    def undo(self, saver: BaseCheckpointSaver[Any]) -> UndoReport | PruneUndoReport:
+        """A prune run's rows put back, or a repair run's threads restored."""
+        from ..batch.pruning import undo_prune
+
+        restored = undo_prune(saver, self.args.run)
+        if restored is not None:
+            return restored
         return batch.undo_run(saver, self.args.run, **self.undo_settings())
 
     async def aundo(self, saver: BaseCheckpointSaver[Any]) -> UndoReport:
@@ -328,9 +335,13 @@ class Job:
             self.report.stopped = True
         self.stream.end(self.report)
 
-    def undone(self, undo: UndoReport) -> int:
+    def undone(self, undo: UndoReport | PruneUndoReport) -> int:
         """The report; exit 1 when the undo left a thread it should have restored (for a
         reason other than the application's own write), saying why on stderr."""
+        if not isinstance(undo, batch.UndoReport):
+            from .retention import print_prune_undo
+
+            return print_prune_undo(self, undo)
         if self.args.json:
             print_json(undo.to_json(), self.out)
         else:

@@ -1,0 +1,148 @@
+"""`prune` and `forget` on the command line, and what `undo` prints for a prune run: the
+batch functions called with the parsed arguments, their reports printed. The table of
+commands names these functions, so what they need is imported when they run."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .exits import EXIT_OK
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from ..batch.pruning import PruneReport, PruneUndoReport
+    from .jobs import Job
+
+GIVE_BACK = (
+    "the database keeps the freed space for new rows; to return it to the file system: "
+    "VACUUM FULL on PostgreSQL (it locks the tables), VACUUM on SQLite"
+)
+SKIP_REASONS = {
+    "recent": "written within --min-idle (left to the application)",
+    "claimed": "another prune holds it",
+    "changed": "the application changed it meanwhile (run again to finish)",
+    "langgraphjs": "LangGraph.js's rows (not pruned)",
+    "unreadable": "a checkpoint that does not decode",
+}
+
+
+def prune(job: Job, saver: BaseCheckpointSaver[Any]) -> PruneReport:
+    from ..batch.pruning import prune_threads
+
+    args = job.args
+    listing = _listing(job) if args.list else None
+    return prune_threads(
+        saver,
+        keep_last=args.keep_last,
+        min_idle=args.min_idle,
+        dry_run=args.dry_run,
+        archive=not args.no_archive,
+        threads=args.thread,
+        limit=args.limit,
+        stop=job.stop.event,
+        on_thread=listing,
+        arguments={"keep_last": args.keep_last, "archive": not args.no_archive},
+    )
+
+
+async def aprune(job: Job, saver: BaseCheckpointSaver[Any]) -> PruneReport:
+    from .arguments import UsageError
+
+    raise UsageError("prune needs a postgresql:// or sqlite:// target, or a sync saver")
+
+
+def _listing(job: Job) -> Any:
+    def listed(outcome: Any) -> None:
+        if outcome.pruned:
+            job.out.write(f"{outcome.thread_id}\n")
+
+    return listed
+
+
+def pruned(job: Job, report: PruneReport) -> int:
+    from .output import print_json
+
+    if job.args.json:
+        print_json(report.to_json(), job.out)
+    elif not job.args.list:
+        print_prune(report, job.out)
+    return job.exit_code(report.stopped, False)
+
+
+def print_prune(report: PruneReport, out: Any) -> None:
+    from .tables import print_table
+
+    deleted = report.deleted
+    freed = sum(deleted.bytes.values())
+    rows = [
+        ("run", report.run_id),
+        ("dry run" if report.dry_run else "archive", _archive_cell(report)),
+        ("threads scanned", f"{report.threads_scanned:,}"),
+        ("threads pruned", f"{report.threads_pruned:,}"),
+        ("checkpoints deleted", f"{deleted.rows['checkpoints']:,}"),
+        ("writes deleted", f"{deleted.rows['writes']:,}"),
+        ("blobs deleted", f"{deleted.rows['blobs']:,}"),
+        ("bytes freed", f"{freed:,}"),
+    ]
+    rows += [(f"skipped: {reason}", f"{n:,}") for reason, n in sorted(report.skipped.items())]
+    if report.stopped:
+        rows.append(("stopped", "yes: run the command again to finish"))
+    print_table(rows, out)
+    for reason in sorted(report.skipped):
+        out.write(f"skipped {reason}: {SKIP_REASONS.get(reason, reason)}\n")
+    if freed and not report.dry_run:
+        out.write(f"{GIVE_BACK}\n")
+
+
+def _archive_cell(report: PruneReport) -> str:
+    if report.dry_run:
+        return "yes: nothing deleted"
+    if report.archived:
+        return f"kept: undo with --run {report.run_id}; drop it with forget --run"
+    return "none (--no-archive): this run cannot be undone"
+
+
+def print_prune_undo(job: Job, report: PruneUndoReport) -> int:
+    from .output import print_json
+    from .tables import print_table
+
+    if job.args.json:
+        print_json(report.to_json(), job.out)
+        return EXIT_OK
+    restored = report.restored.rows
+    rows = [
+        ("undoing", report.run_id),
+        ("threads restored", f"{report.threads_restored:,}"),
+        *((f"{table} restored", f"{n:,}") for table, n in restored.items() if n),
+    ]
+    print_table(rows, job.out)
+    return EXIT_OK
+
+
+def forget(job: Job, saver: BaseCheckpointSaver[Any]) -> int:
+    from ..batch.pruning import forget_run
+
+    return forget_run(saver, job.args.run)
+
+
+async def aforget(job: Job, saver: BaseCheckpointSaver[Any]) -> int:
+    from .arguments import UsageError
+
+    raise UsageError("forget needs a postgresql:// or sqlite:// target, or a sync saver")
+
+
+def forgot(job: Job, dropped: int) -> int:
+    from .output import print_json
+
+    if job.args.json:
+        print_json({"run_id": job.args.run, "archived_rows_dropped": dropped}, job.out)
+    else:
+        job.out.write(
+            f"dropped the archive of {job.args.run} ({dropped:,} rows): it can no longer "
+            "be undone\n"
+        )
+    if not dropped:
+        print(f"langgraph-repair: {job.args.run} had no archive left", file=sys.stderr)
+    return EXIT_OK
