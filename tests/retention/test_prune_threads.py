@@ -1,0 +1,166 @@
+"""`prune_threads` on real SQLite and PostgreSQL savers, with real graphs: each thread keeps
+what LangGraph loads and reads the same, the application then goes on, and undo puts
+every row back as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.types import Command
+
+from langgraph_checkpoint_repair.batch.pruning import undo_prune
+from tests.support import asking_graphs
+from tests.support.pruning import (
+    PRUNE_KINDS,
+    count_rows,
+    plain_chat,
+    prune,
+    seen,
+    stored_rows,
+    thread,
+)
+from tests.support.stores import Store, open_store
+
+
+@pytest.fixture(params=PRUNE_KINDS)
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    async with open_store(request.param, tmp_path, request) as opened:
+        yield opened
+
+
+def chain_ids(store: Store, config: Any) -> list[str]:
+    """The head's checkpoint id and its ancestors', newest first, by parent pointers."""
+    found = []
+    tup = store.saver.get_tuple(config)
+    while tup is not None:
+        found.append(tup.config["configurable"]["checkpoint_id"])
+        tup = store.saver.get_tuple(tup.parent_config) if tup.parent_config else None
+    return found
+
+
+async def chatted(store: Store, thread_id: str, turns: int) -> Any:
+    graph = plain_chat(store.saver)
+    for turn in range(turns):
+        await store.invoke(graph, {"messages": [HumanMessage(f"turn {turn}")]}, thread(thread_id))
+    return graph
+
+
+async def test_a_plain_thread_keeps_exactly_its_head_and_reads_the_same(store: Store) -> None:
+    graph = await chatted(store, "plain", 4)
+    before = await seen(store, graph, thread("plain"))
+    assert count_rows(store.saver, "plain")["checkpoints"] == 12
+
+    report = prune(store)
+
+    assert count_rows(store.saver, "plain")["checkpoints"] == 1
+    assert report.threads_pruned == 1 and report.deleted.rows["checkpoints"] == 11
+    assert await seen(store, graph, thread("plain")) == before
+    await store.invoke(graph, {"messages": [HumanMessage("again")]}, thread("plain"))
+    after = (await store.get_state(graph, thread("plain"))).values["messages"]
+    assert [m.content for m in after][-2:] == ["again", "reply 9"]
+
+
+async def test_keep_last_keeps_the_newest_along_the_heads_chain_not_a_fork(store: Store) -> None:
+    graph = await chatted(store, "forked", 3)
+    history = [s.config for s in graph.get_state_history(thread("forked"))]
+    # A fork from an old checkpoint: its branch is newer by id than the old branch's rows.
+    graph.update_state(history[5], {"messages": [HumanMessage("fork")]})
+    await store.invoke(graph, None, thread("forked"))
+    chain = chain_ids(store, thread("forked"))
+    assert len(chain) < len(history)  # the fork's chain skips the old branch's newest rows
+
+    prune(store, keep_last=3)
+
+    assert chain_ids(store, thread("forked")) == chain[:3]
+    assert count_rows(store.saver, "forked")["checkpoints"] == 3
+
+
+async def test_a_thread_waiting_on_a_human_keeps_its_question_and_takes_the_answer(
+    store: Store,
+) -> None:
+    for shape in asking_graphs.SHAPES:
+        graph = asking_graphs.build(shape, store.saver)
+        config = thread(f"asking-{shape}")
+        await asking_graphs.answer_first(store, graph, shape, config)
+        before = await seen(store, graph, config)
+
+        prune(store, threads=[f"asking-{shape}"])
+
+        assert await seen(store, graph, config) == before
+        done = await store.invoke(graph, Command(resume="no"), config)
+        assert done["out"].endswith("'yes'+'no'"), shape
+
+
+async def test_a_thread_paused_inside_a_subgraph_resumes_into_it(store: Store) -> None:
+    graph = asking_graphs.build("subgraph", store.saver)
+    config = thread("inside")
+    await store.invoke(graph, {"out": ""}, config)
+    before = await seen(store, graph, config)
+    namespaces = {row[1] for row in stored_rows(store.saver)["checkpoints"]}
+    assert len(namespaces) == 2  # the root and the subgraph's call
+
+    prune(store)
+
+    assert {row[1] for row in stored_rows(store.saver)["checkpoints"]} == namespaces
+    assert await seen(store, graph, config) == before
+    asked = await store.invoke(graph, Command(resume="first"), config)
+    assert asking_graphs.asked(asked) == [asking_graphs.SECOND]
+    done = await store.invoke(graph, Command(resume="second"), config)
+    assert done["out"] == "got:'first'+'second'"
+
+
+async def test_a_dry_run_changes_no_row(store: Store) -> None:
+    await chatted(store, "dry", 3)
+    before = stored_rows(store.saver)
+
+    report = prune(store, dry_run=True)
+
+    assert stored_rows(store.saver) == before
+    assert report.dry_run and report.threads_pruned == 1
+    assert report.deleted.rows["checkpoints"] == 8
+
+
+async def test_threads_written_within_min_idle_are_left_to_the_application(store: Store) -> None:
+    await chatted(store, "live", 2)
+    before = stored_rows(store.saver)
+
+    from langgraph_checkpoint_repair.batch.pruning import prune_threads
+
+    report = prune_threads(store.saver)  # the default --min-idle: 10 minutes
+
+    assert stored_rows(store.saver) == before
+    assert dict(report.skipped) == {"recent": 1} and report.threads_pruned == 0
+
+
+async def test_undo_puts_every_row_back_byte_for_byte_and_the_thread_goes_on(store: Store) -> None:
+    graph = await chatted(store, "undone", 3)
+    await asking_graphs.answer_first(
+        store, asking_graphs.build("one_task", store.saver), "one_task", thread("asking")
+    )
+    before = stored_rows(store.saver)
+    report = prune(store)
+    assert stored_rows(store.saver) != before
+
+    restored = undo_prune(store.saver, report.run_id)
+
+    assert restored is not None and restored.threads_restored == 2
+    assert stored_rows(store.saver) == before
+    assert restored.restored.rows["checkpoints"] == report.deleted.rows["checkpoints"]
+    assert undo_prune(store.saver, report.run_id).threads_restored == 0  # type: ignore[union-attr]
+    await store.invoke(graph, {"messages": [HumanMessage("on")]}, thread("undone"))
+    history = list(graph.get_state_history(thread("undone")))
+    assert len(history) == 12  # the old history is whole again, the new turn on top
+
+
+async def test_a_run_without_archive_cannot_be_undone(store: Store) -> None:
+    await chatted(store, "gone", 2)
+    report = prune(store, archive=False)
+    assert report.threads_pruned == 1 and not report.archived
+
+    restored = undo_prune(store.saver, report.run_id)
+
+    assert restored is not None and restored.threads_restored == 0
+    assert count_rows(store.saver, "gone")["checkpoints"] == 1
