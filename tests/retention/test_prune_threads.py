@@ -11,8 +11,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
+from langgraph_checkpoint_repair.batch import repair_threads, undo_run
 from langgraph_checkpoint_repair.batch.pruning import undo_prune
 from tests.support import asking_graphs
+from tests.support.histories import ai, human
 from tests.support.pruning import (
     PRUNE_KINDS,
     count_rows,
@@ -164,3 +166,21 @@ async def test_a_run_without_archive_cannot_be_undone(store: Store) -> None:
 
     assert restored is not None and restored.threads_restored == 0
     assert count_rows(store.saver, "gone")["checkpoints"] == 1
+
+
+async def test_a_repair_run_can_still_be_undone_after_a_prune(store: Store) -> None:
+    """A repair checkpoint that is kept keeps the head it repaired, which its undo copies."""
+    graph = await chatted(store, "repaired", 2)
+    await store.update_state(
+        graph, thread("repaired"), {"messages": [ai("a1", "c1"), human("and then?")]}
+    )
+    repaired = repair_threads(store.saver, min_idle=0)
+    assert repaired.checkpoints_written == 1
+
+    prune(store)
+
+    assert count_rows(store.saver, "repaired")["checkpoints"] == 2  # the repair, its source
+    undone = undo_run(store.saver, repaired.run_id)
+    assert undone.threads_restored == 1
+    messages = (await store.get_state(graph, thread("repaired"))).values["messages"]
+    assert [m.content for m in messages][-1] == "and then?" and len(messages) == 6

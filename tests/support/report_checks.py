@@ -11,8 +11,10 @@ from typing import Any
 
 
 def inconsistencies(summary: Mapping[str, Any]) -> list[str]:
-    """What in a `scan` or `repair` summary disagrees with itself (none for other
+    """What in a `scan`, `repair` or `prune` summary disagrees with itself (none for other
     commands' objects)."""
+    if "threads_pruned" in summary:
+        return prune_inconsistencies(summary)
     if "threads_needing_repair" not in summary:
         return []
     scanned = summary["threads_scanned"]
@@ -28,6 +30,21 @@ def inconsistencies(summary: Mapping[str, Any]) -> list[str]:
         found.append(f"{actions} actions, but no thread repaired")
     if summary["writes_rewritten"] and not repaired:
         found.append("writes rewritten, but no thread repaired")
+    return found
+
+
+def prune_inconsistencies(summary: Mapping[str, Any]) -> list[str]:
+    found = []
+    pruned, scanned = summary["threads_pruned"], summary["threads_scanned"]
+    if pruned + sum(summary["skipped"].values()) > scanned:
+        found.append(f"threads pruned and skipped outnumber threads_scanned {scanned}")
+    if summary["checkpoints_deleted"] < pruned:
+        found.append(f"{pruned} threads pruned, {summary['checkpoints_deleted']} checkpoints")
+    deleted = {"checkpoints": "checkpoints_deleted", "writes": "writes_deleted"}
+    deleted["blobs"] = "blobs_deleted"
+    for table, key in deleted.items():
+        if bool(summary["bytes_freed"][table]) != bool(summary[key]):
+            found.append(f"bytes_freed of {table} disagrees with {key}")
     return found
 
 

@@ -1,0 +1,110 @@
+"""`langgraph-repair prune`, `undo` of a prune and `forget`, run as a child process: what
+they print, what they leave, and the mistakes a tired operator makes (one line, exit 2,
+nothing written)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from tests.support.cli_runs import last_json, run_cli, sqlite_rows
+from tests.support.pruning import plain_chat, thread
+
+
+def seed_chats(saver: Any, threads: int = 2, turns: int = 3) -> None:
+    graph = plain_chat(saver)
+    for n in range(threads):
+        for turn in range(turns):
+            graph.invoke({"messages": [HumanMessage(f"turn {turn}")]}, thread(f"t{n}"))
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> tuple[str, Path]:
+    path = tmp_path / "threads.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        seed_chats(saver)
+    return f"sqlite:///{path}", path
+
+
+def test_prune_then_undo_then_forget_on_sqlite(sqlite_store: tuple[str, Path]) -> None:
+    target, path = sqlite_store
+    before = sqlite_rows(path)
+
+    dry = run_cli("prune", target, "--min-idle", "0", "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    assert last_json(dry.stdout)["checkpoints_deleted"] == 16
+    assert sqlite_rows(path) == before
+
+    pruned = run_cli("prune", target, "--min-idle", "0")
+    assert pruned.returncode == 0, pruned.stderr
+    assert "VACUUM" in pruned.stdout and "undo with --run run-" in pruned.stdout
+    assert len(sqlite_rows(path)) == 3  # two heads, one count of writes
+    run_id = pruned.stdout.split("undo with --run ")[1].split(";")[0]
+
+    undone = run_cli("undo", target, "--run", run_id, "--json")
+    assert undone.returncode == 0, undone.stderr
+    assert last_json(undone.stdout)["threads_restored"] == 2
+    assert sqlite_rows(path) == before
+
+    again = run_cli("prune", target, "--min-idle", "0", "--json")
+    forgot = run_cli("forget", target, "--run", last_json(again.stdout)["run_id"])
+    assert forgot.returncode == 0, forgot.stderr
+    assert "can no longer be undone" in forgot.stdout
+    nothing = run_cli("undo", target, "--run", last_json(again.stdout)["run_id"], "--json")
+    assert last_json(nothing.stdout)["threads_restored"] == 0
+    assert len(sqlite_rows(path)) == 3
+
+
+def test_list_prints_each_pruned_thread(sqlite_store: tuple[str, Path]) -> None:
+    target, _ = sqlite_store
+    listed = run_cli("prune", target, "--min-idle", "0", "--list", "--thread", "t1")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == ["t1"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--keep-last", "0"], "not a positive whole number: '0'"),
+        (["--keep-last", "-2"], "not a positive whole number: '-2'"),
+        (["--keep-last", "many"], "not a positive whole number: 'many'"),
+        (["--min-idle", "soon"], "not a duration: 'soon'"),
+    ],
+)
+def test_a_bad_option_is_one_line_and_writes_nothing(
+    sqlite_store: tuple[str, Path], argv: list[str], said: str
+) -> None:
+    target, path = sqlite_store
+    before = sqlite_rows(path)
+    result = run_cli("prune", target, *argv)
+    assert result.returncode == 2
+    assert said in result.stderr and len(result.stderr.splitlines()) == 1
+    assert sqlite_rows(path) == before
+
+
+@pytest.mark.parametrize("command", ["undo", "forget"])
+def test_an_unknown_run_is_one_line(sqlite_store: tuple[str, Path], command: str) -> None:
+    target, path = sqlite_store
+    before = sqlite_rows(path)
+    result = run_cli(command, target, "--run", "run-nope")
+    assert result.returncode == 2
+    assert "run-nope" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert sqlite_rows(path) == before
+
+
+def test_a_missing_sqlite_file_is_never_created(tmp_path: Path) -> None:
+    missing = tmp_path / "threads.sqlite"
+    result = run_cli("prune", f"sqlite:///{missing}")
+    assert result.returncode == 2 and "no such SQLite file" in result.stderr
+    assert not missing.exists()
+
+
+def test_a_saver_reached_only_through_its_api_is_refused_in_one_line() -> None:
+    result = run_cli("prune", "tests.support.memory_target:saver")
+    assert result.returncode == 2
+    assert "InMemorySaver is reached only through its API" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
