@@ -3,8 +3,7 @@ leaves exactly the rows it leaves: two copies of one store, one pruned by each."
 
 from __future__ import annotations
 
-from typing import Any
-
+import psycopg
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.types import Command
@@ -23,7 +22,9 @@ def copy_rows(source: PostgresSaver, target: PostgresSaver) -> None:
             continue
         marks = ", ".join(["%s"] * len(rows[0]))
         stored = [tuple(Jsonb(v) if isinstance(v, dict) else v for v in row) for row in rows]
-        with target.lock, target.conn.cursor() as cursor:
+        conn = target.conn
+        assert isinstance(conn, psycopg.Connection)
+        with target.lock, conn.cursor() as cursor:
             cursor.executemany(f"INSERT INTO {table} VALUES ({marks})", stored)
 
 

@@ -79,7 +79,8 @@ def execute(saver: BaseCheckpointSaver[Any], query: str, params: Any = ()) -> li
     """A statement of the test's own on the saver's database (`?` placeholders become
     `%s` on PostgreSQL)."""
     with _connection(saver) as run:
-        return run(query, params)
+        found: list[Any] = run(query, params)
+        return found
 
 
 @contextlib.contextmanager
