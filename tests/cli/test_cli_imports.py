@@ -76,7 +76,9 @@ def top_level(modules: set[str]) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "argv", [["--help"], ["--version"], ["scan", "--help"], ["repair", "--help"], ["undo", "-h"]]
+    "argv",
+    [["--help"], ["--version"], ["scan", "--help"], ["repair", "--help"], ["undo", "-h"]]
+    + [["prune", "--help"]],
 )
 def test_help_and_version_import_nothing_but_the_package(tmp_path: Path, argv: list[str]) -> None:
     code, modules = imported_by(tmp_path, *argv)
@@ -88,6 +90,7 @@ def test_help_and_version_import_nothing_but_the_package(tmp_path: Path, argv: l
         "langgraph_checkpoint_repair.cli.arguments",
         "langgraph_checkpoint_repair.cli.commands",
         "langgraph_checkpoint_repair.cli.exits",
+        "langgraph_checkpoint_repair.cli.retention",
         "langgraph_checkpoint_repair.lazy_exports",
         "langgraph_checkpoint_repair.targets",
         "langgraph_checkpoint_repair.targets.errors",

@@ -134,6 +134,8 @@ class PostgresPruner:
 
     def pruned_threads(self, run_id: str) -> list[str] | None:
         """The threads a prune run archived rows of; None when the run is no prune."""
+        if not self.store._rows(sql.RUN_EXISTS_SQL)[0][0]:
+            return None  # no audit tables: no run of any kind
         if not self.store._rows(rs.IS_PRUNE_SQL, (run_id,)):
             return None
         return [str(row[0]) for row in self.store._rows(rs.ARCHIVED_THREADS_SQL, (run_id,) * 3)]
