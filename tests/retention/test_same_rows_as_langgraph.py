@@ -3,29 +3,20 @@ leaves exactly the rows it leaves: two copies of one store, one pruned by each."
 
 from __future__ import annotations
 
-import psycopg
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.types import Command
-from psycopg.types.json import Jsonb
 
 from langgraph_checkpoint_repair.batch.pruning import prune_threads
 from tests.support import asking_graphs
-from tests.support.pruning import NOW, TABLES, plain_chat, stored_rows, thread
+from tests.support.pruning import NOW, TABLES, insert_rows, plain_chat, stored_rows, thread
 from tests.support.stores import Store
 
 
 def copy_rows(source: PostgresSaver, target: PostgresSaver) -> None:
     """Every row of LangGraph's tables, as stored, into another store's (empty) tables."""
     for table, rows in stored_rows(source).items():
-        if not rows:
-            continue
-        marks = ", ".join(["%s"] * len(rows[0]))
-        stored = [tuple(Jsonb(v) if isinstance(v, dict) else v for v in row) for row in rows]
-        conn = target.conn
-        assert isinstance(conn, psycopg.Connection)
-        with target.lock, conn.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO {table} VALUES ({marks})", stored)
+        insert_rows(target, table, rows)
 
 
 async def seed(saver: PostgresSaver) -> list[str]:

@@ -16,6 +16,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
+from psycopg.types.json import Jsonb
 from typing_extensions import TypedDict
 
 from langgraph_checkpoint_repair.batch.pruning import PruneReport, prune_threads
@@ -105,6 +106,26 @@ def _connection(saver: BaseCheckpointSaver[Any]) -> Iterator[Any]:
             return [tuple(row.values()) if isinstance(row, dict) else row for row in found]
 
     yield run_postgres
+
+
+def insert_rows(saver: BaseCheckpointSaver[Any], table: str, rows: list[tuple[Any, ...]]) -> None:
+    """Rows as `stored_rows` read them, inserted as they were."""
+    if not rows:
+        return
+    marks = ", ".join(["?"] * len(rows[0]))
+    stored = [tuple(Jsonb(v) if isinstance(v, dict) else v for v in row) for row in rows]
+    with _connection(saver) as run:
+        for row in stored:
+            run(f"INSERT INTO {table} VALUES ({marks})", row)
+
+
+def clone_thread(saver: BaseCheckpointSaver[Any], source: str, copies: int) -> list[str]:
+    """`copies` threads holding the rows of `source`, as stored (their thread ids after it)."""
+    clones = [f"{source}-{n:04d}" for n in range(copies)]
+    for table, rows in stored_rows(saver).items():
+        mine = [row for row in rows if row[0] == source]
+        insert_rows(saver, table, [(clone, *row[1:]) for clone in clones for row in mine])
+    return clones
 
 
 async def seen(store: Store, graph: CompiledStateGraph[Any], config: Any) -> Any:
