@@ -14,45 +14,57 @@ pytest.importorskip("deepagents", reason="deepagents needs Python 3.11 and langg
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from langgraph_checkpoint_repair.batch.pruning import undo_prune
 from tests.support.agents import ToolBox
 from tests.support.delta_agents import REDUCERS, delta_agent, delta_chat
 from tests.support.fakes import calls, model
-from tests.support.pruning import PRUNE_KINDS, count_rows, execute, prune, seen, stored_rows, thread
-from tests.support.stores import Store, open_store
+from tests.support.pruning import (
+    PRUNE_KINDS,
+    PrunedStore,
+    count_rows,
+    execute,
+    prune,
+    pruned_store,
+    seen,
+    stored_rows,
+    thread,
+    undo,
+)
+from tests.support.stores import open_store
 
 
 @pytest.fixture(params=PRUNE_KINDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    async with open_store(request.param, tmp_path, request) as opened:
+    async with pruned_store(request.param, tmp_path, request) as opened:
         yield opened
 
 
-async def talked(store: Store, thread_id: str, turns: int, reducer: str = "deepagents") -> Any:
+async def talked(
+    store: PrunedStore, thread_id: str, turns: int, reducer: str = "deepagents"
+) -> Any:
     graph = delta_chat(store.saver, reducer)
     for turn in range(turns):
         await store.invoke(graph, {"messages": [HumanMessage(f"turn {turn}")]}, thread(thread_id))
     return graph
 
 
-async def messages(store: Store, graph: Any, thread_id: str) -> list[Any]:
+async def messages(store: PrunedStore, graph: Any, thread_id: str) -> list[Any]:
     return list((await store.get_state(graph, thread(thread_id))).values["messages"])
 
 
-def keep_only_the_newest(store: Store, thread_id: str) -> None:
+def keep_only_the_newest(store: PrunedStore, thread_id: str) -> None:
     """What users write by hand: every checkpoint but the newest deleted, with its writes."""
-    newest = max(row[2] for row in stored_rows(store.saver)["checkpoints"] if row[0] == thread_id)
-    writes = "checkpoint_writes" if isinstance(store.saver, PostgresSaver) else "writes"
+    newest = max(row[2] for row in stored_rows(store.reader)["checkpoints"] if row[0] == thread_id)
+    writes = "checkpoint_writes" if isinstance(store.reader, PostgresSaver) else "writes"
     for table in ("checkpoints", writes):
         execute(
-            store.saver,
+            store.reader,
             f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id <> ?",
             (thread_id, newest),
         )
 
 
 async def test_the_brick_a_cut_by_hand_empties_a_delta_thread_without_an_error(
-    store: Store,
+    store: PrunedStore,
 ) -> None:
     graph = await talked(store, "cut", 4)
     assert len((await store.get_state(graph, thread("cut"))).values["messages"]) == 8
@@ -76,17 +88,17 @@ async def test_the_brick_langgraphs_own_prune_refuses_a_delta_thread(
 
 @pytest.mark.parametrize("reducer", sorted(REDUCERS))
 async def test_a_delta_thread_loses_rows_reads_the_same_and_goes_on(
-    store: Store, reducer: str
+    store: PrunedStore, reducer: str
 ) -> None:
     graph = await talked(store, "delta", 7, reducer)
     twin = await talked(store, "twin", 7, reducer)
     before = await seen(store, graph, thread("delta"))
-    rows = count_rows(store.saver, "delta")["checkpoints"]
+    rows = count_rows(store.reader, "delta")["checkpoints"]
 
-    report = prune(store, threads=["delta"])
+    report = await prune(store, threads=["delta"])
 
     assert report.threads_pruned == 1
-    left = count_rows(store.saver, "delta")["checkpoints"]
+    left = count_rows(store.reader, "delta")["checkpoints"]
     assert 1 < left < rows  # the head and its chain back to the last snapshot
     assert await seen(store, graph, thread("delta")) == before
     for config in (thread("delta"), thread("twin")):
@@ -97,7 +109,7 @@ async def test_a_delta_thread_loses_rows_reads_the_same_and_goes_on(
 
 
 async def test_a_delta_agent_waiting_before_its_tools_keeps_the_call_and_runs_it(
-    store: Store,
+    store: PrunedStore,
 ) -> None:
     replies = model("Hello.", calls(("get_weather", "c1"), city="Oslo"), "Sunny.")
     asking = delta_agent(replies, ToolBox(), store.saver, interrupt_before=["tools"])
@@ -107,7 +119,7 @@ async def test_a_delta_agent_waiting_before_its_tools_keeps_the_call_and_runs_it
     before = await seen(store, asking, config)
     assert before[1] == ("tools",)
 
-    prune(store)
+    await prune(store)
 
     assert await seen(store, asking, config) == before
     await store.invoke(asking, None, config)
@@ -115,13 +127,13 @@ async def test_a_delta_agent_waiting_before_its_tools_keeps_the_call_and_runs_it
     assert [m.type for m in messages][-3:] == ["ai", "tool", "ai"]
 
 
-async def test_undo_puts_a_delta_threads_rows_back_byte_for_byte(store: Store) -> None:
+async def test_undo_puts_a_delta_threads_rows_back_byte_for_byte(store: PrunedStore) -> None:
     graph = await talked(store, "back", 5)
-    before = stored_rows(store.saver)
-    report = prune(store)
+    before = stored_rows(store.reader)
+    report = await prune(store)
 
-    undo_prune(store.saver, report.run_id)
+    await undo(store, report.run_id)
 
-    assert stored_rows(store.saver) == before
+    assert stored_rows(store.reader) == before
     await store.invoke(graph, {"messages": [HumanMessage("on")]}, thread("back"))
     assert len((await store.get_state(graph, thread("back"))).values["messages"]) == 12

@@ -4,6 +4,7 @@ every row back as it was."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -11,53 +12,55 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
-from langgraph_checkpoint_repair.batch import repair_threads, undo_run
-from langgraph_checkpoint_repair.batch.pruning import undo_prune
 from tests.support import asking_graphs
+from tests.support.batch_runs import run_repair, run_undo
 from tests.support.histories import ai, human
 from tests.support.pruning import (
     PRUNE_KINDS,
+    PrunedStore,
     count_rows,
     plain_chat,
     prune,
+    pruned_store,
     seen,
     stored_rows,
     thread,
+    undo,
 )
-from tests.support.stores import Store, open_store
 
 
 @pytest.fixture(params=PRUNE_KINDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    async with open_store(request.param, tmp_path, request) as opened:
+    async with pruned_store(request.param, tmp_path, request) as opened:
         yield opened
 
 
-def chain_ids(store: Store, config: Any) -> list[str]:
+async def chain_ids(store: PrunedStore, config: Any) -> list[str]:
     """The head's checkpoint id and its ancestors', newest first, by parent pointers."""
     found = []
-    tup = store.saver.get_tuple(config)
+    tup = await store.get_tuple(store.saver, config)
     while tup is not None:
         found.append(tup.config["configurable"]["checkpoint_id"])
-        tup = store.saver.get_tuple(tup.parent_config) if tup.parent_config else None
+        parent = tup.parent_config
+        tup = await store.get_tuple(store.saver, parent) if parent else None
     return found
 
 
-async def chatted(store: Store, thread_id: str, turns: int) -> Any:
+async def chatted(store: PrunedStore, thread_id: str, turns: int) -> Any:
     graph = plain_chat(store.saver)
     for turn in range(turns):
         await store.invoke(graph, {"messages": [HumanMessage(f"turn {turn}")]}, thread(thread_id))
     return graph
 
 
-async def test_a_plain_thread_keeps_exactly_its_head_and_reads_the_same(store: Store) -> None:
+async def test_a_plain_thread_keeps_exactly_its_head_and_reads_the_same(store: PrunedStore) -> None:
     graph = await chatted(store, "plain", 4)
     before = await seen(store, graph, thread("plain"))
-    assert count_rows(store.saver, "plain")["checkpoints"] == 12
+    assert count_rows(store.reader, "plain")["checkpoints"] == 12
 
-    report = prune(store)
+    report = await prune(store)
 
-    assert count_rows(store.saver, "plain")["checkpoints"] == 1
+    assert count_rows(store.reader, "plain")["checkpoints"] == 1
     assert report.threads_pruned == 1 and report.deleted.rows["checkpoints"] == 11
     assert await seen(store, graph, thread("plain")) == before
     await store.invoke(graph, {"messages": [HumanMessage("again")]}, thread("plain"))
@@ -65,23 +68,25 @@ async def test_a_plain_thread_keeps_exactly_its_head_and_reads_the_same(store: S
     assert [m.content for m in after][-2:] == ["again", "reply 9"]
 
 
-async def test_keep_last_keeps_the_newest_along_the_heads_chain_not_a_fork(store: Store) -> None:
+async def test_keep_last_keeps_the_newest_along_the_heads_chain_not_a_fork(
+    store: PrunedStore,
+) -> None:
     graph = await chatted(store, "forked", 3)
-    history = [s.config for s in graph.get_state_history(thread("forked"))]
+    history = [tup.config for tup in await store.list(store.saver, thread("forked"))]
     # A fork from an old checkpoint: its branch is newer by id than the old branch's rows.
-    graph.update_state(history[5], {"messages": [HumanMessage("fork")]})
+    await store.update_state(graph, history[5], {"messages": [HumanMessage("fork")]})
     await store.invoke(graph, None, thread("forked"))
-    chain = chain_ids(store, thread("forked"))
+    chain = await chain_ids(store, thread("forked"))
     assert len(chain) < len(history)  # the fork's chain skips the old branch's newest rows
 
-    prune(store, keep_last=3)
+    await prune(store, keep_last=3)
 
-    assert chain_ids(store, thread("forked")) == chain[:3]
-    assert count_rows(store.saver, "forked")["checkpoints"] == 3
+    assert await chain_ids(store, thread("forked")) == chain[:3]
+    assert count_rows(store.reader, "forked")["checkpoints"] == 3
 
 
 async def test_a_thread_waiting_on_a_human_keeps_its_question_and_takes_the_answer(
-    store: Store,
+    store: PrunedStore,
 ) -> None:
     for shape in asking_graphs.SHAPES:
         graph = asking_graphs.build(shape, store.saver)
@@ -89,24 +94,24 @@ async def test_a_thread_waiting_on_a_human_keeps_its_question_and_takes_the_answ
         await asking_graphs.answer_first(store, graph, shape, config)
         before = await seen(store, graph, config)
 
-        prune(store, threads=[f"asking-{shape}"])
+        await prune(store, threads=[f"asking-{shape}"])
 
         assert await seen(store, graph, config) == before
         done = await store.invoke(graph, Command(resume="no"), config)
         assert done["out"].endswith("'yes'+'no'"), shape
 
 
-async def test_a_thread_paused_inside_a_subgraph_resumes_into_it(store: Store) -> None:
+async def test_a_thread_paused_inside_a_subgraph_resumes_into_it(store: PrunedStore) -> None:
     graph = asking_graphs.build("subgraph", store.saver)
     config = thread("inside")
     await store.invoke(graph, {"out": ""}, config)
     before = await seen(store, graph, config)
-    namespaces = {row[1] for row in stored_rows(store.saver)["checkpoints"]}
+    namespaces = {row[1] for row in stored_rows(store.reader)["checkpoints"]}
     assert len(namespaces) == 2  # the root and the subgraph's call
 
-    prune(store)
+    await prune(store)
 
-    assert {row[1] for row in stored_rows(store.saver)["checkpoints"]} == namespaces
+    assert {row[1] for row in stored_rows(store.reader)["checkpoints"]} == namespaces
     assert await seen(store, graph, config) == before
     asked = await store.invoke(graph, Command(resume="first"), config)
     assert asking_graphs.asked(asked) == [asking_graphs.SECOND]
@@ -114,73 +119,76 @@ async def test_a_thread_paused_inside_a_subgraph_resumes_into_it(store: Store) -
     assert done["out"] == "got:'first'+'second'"
 
 
-async def test_a_dry_run_changes_no_row(store: Store) -> None:
+async def test_a_dry_run_changes_no_row(store: PrunedStore) -> None:
     await chatted(store, "dry", 3)
-    before = stored_rows(store.saver)
+    before = stored_rows(store.reader)
 
-    report = prune(store, dry_run=True)
+    report = await prune(store, dry_run=True)
 
-    assert stored_rows(store.saver) == before
+    assert stored_rows(store.reader) == before
     assert report.dry_run and report.threads_pruned == 1
     assert report.deleted.rows["checkpoints"] == 8
 
 
-async def test_threads_written_within_min_idle_are_left_to_the_application(store: Store) -> None:
+async def test_threads_written_within_min_idle_are_left_to_the_application(
+    store: PrunedStore,
+) -> None:
     await chatted(store, "live", 2)
-    before = stored_rows(store.saver)
+    before = stored_rows(store.reader)
 
-    from langgraph_checkpoint_repair.batch.pruning import prune_threads
+    report = await prune(store, min_idle=timedelta(minutes=10))  # the default
 
-    report = prune_threads(store.saver)  # the default --min-idle: 10 minutes
-
-    assert stored_rows(store.saver) == before
+    assert stored_rows(store.reader) == before
     assert dict(report.skipped) == {"recent": 1} and report.threads_pruned == 0
 
 
-async def test_undo_puts_every_row_back_byte_for_byte_and_the_thread_goes_on(store: Store) -> None:
+async def test_undo_puts_every_row_back_byte_for_byte_and_the_thread_goes_on(
+    store: PrunedStore,
+) -> None:
     graph = await chatted(store, "undone", 3)
     await asking_graphs.answer_first(
         store, asking_graphs.build("one_task", store.saver), "one_task", thread("asking")
     )
-    before = stored_rows(store.saver)
-    report = prune(store)
-    assert stored_rows(store.saver) != before
+    before = stored_rows(store.reader)
+    report = await prune(store)
+    assert stored_rows(store.reader) != before
 
-    restored = undo_prune(store.saver, report.run_id)
+    restored = await undo(store, report.run_id)
 
     assert restored is not None and restored.threads_restored == 2
-    assert stored_rows(store.saver) == before
+    assert stored_rows(store.reader) == before
     assert restored.restored.rows["checkpoints"] == report.deleted.rows["checkpoints"]
-    assert undo_prune(store.saver, report.run_id).threads_restored == 0  # type: ignore[union-attr]
+    again = await undo(store, report.run_id)
+    assert again is not None and again.threads_restored == 0
     await store.invoke(graph, {"messages": [HumanMessage("on")]}, thread("undone"))
-    history = list(graph.get_state_history(thread("undone")))
+    history = await store.list(store.saver, thread("undone"))
     assert len(history) == 12  # the old history is whole again, the new turn on top
 
 
-async def test_a_run_without_archive_cannot_be_undone(store: Store) -> None:
+async def test_a_run_without_archive_cannot_be_undone(store: PrunedStore) -> None:
     await chatted(store, "gone", 2)
-    report = prune(store, archive=False)
+    report = await prune(store, archive=False)
     assert report.threads_pruned == 1 and not report.archived
 
-    restored = undo_prune(store.saver, report.run_id)
+    restored = await undo(store, report.run_id)
 
     assert restored is not None and restored.threads_restored == 0
-    assert count_rows(store.saver, "gone")["checkpoints"] == 1
+    assert count_rows(store.reader, "gone")["checkpoints"] == 1
 
 
-async def test_a_repair_run_can_still_be_undone_after_a_prune(store: Store) -> None:
+async def test_a_repair_run_can_still_be_undone_after_a_prune(store: PrunedStore) -> None:
     """A repair checkpoint that is kept keeps the head it repaired, which its undo copies."""
     graph = await chatted(store, "repaired", 2)
     await store.update_state(
         graph, thread("repaired"), {"messages": [ai("a1", "c1"), human("and then?")]}
     )
-    repaired = repair_threads(store.saver, min_idle=0)
+    repaired = await run_repair(store, min_idle=0)
     assert repaired.checkpoints_written == 1
 
-    prune(store)
+    await prune(store)
 
-    assert count_rows(store.saver, "repaired")["checkpoints"] == 2  # the repair, its source
-    undone = undo_run(store.saver, repaired.run_id)
+    assert count_rows(store.reader, "repaired")["checkpoints"] == 2  # the repair, its source
+    undone = await run_undo(store, repaired.run_id)
     assert undone.threads_restored == 1
     messages = (await store.get_state(graph, thread("repaired"))).values["messages"]
     assert [m.content for m in messages][-1] == "and then?" and len(messages) == 6

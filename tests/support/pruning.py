@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Annotated, Any
 
+import pytest
 from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -19,11 +22,18 @@ from langgraph.graph.state import CompiledStateGraph
 from psycopg.types.json import Jsonb
 from typing_extensions import TypedDict
 
-from langgraph_checkpoint_repair.batch.pruning import PruneReport, prune_threads
-from tests.support.stores import Store
+from langgraph_checkpoint_repair.batch.pruning import (
+    PruneReport,
+    PruneUndoReport,
+    aprune_threads,
+    aundo_prune,
+    prune_threads,
+    undo_prune,
+)
+from tests.support.stores import Store, open_store
 
-PRUNE_KINDS = ["sqlite", "postgres"]
-"""The sync savers whose tables a prune deletes rows of."""
+PRUNE_KINDS = ["sqlite", "postgres", "aiosqlite", "apostgres"]
+"""The savers whose tables a prune deletes rows of, sync and async."""
 NOW = timedelta(0)
 """--min-idle 0: threads the test just wrote are pruned too."""
 
@@ -153,9 +163,41 @@ def _shown(snapshot: Any) -> Any:
     return values, snapshot.next, [(i.id, i.value) for i in snapshot.interrupts], tasks
 
 
-def prune(store: Store, **settings: Any) -> PruneReport:
-    """A prune of the whole store, threads written just now included."""
-    return prune_threads(store.saver, **{"min_idle": NOW, **settings})
+@dataclass
+class PrunedStore(Store):
+    """A store the prune tests drive, with a sync saver on the same database (`reader`),
+    through which the test reads and writes rows of its own, whatever the API."""
+
+    reader: Any = None
+
+
+@contextlib.asynccontextmanager
+async def pruned_store(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[PrunedStore]:
+    async with open_store(kind, tmp_path, request) as store:
+        if "sqlite" in kind:
+            conn = sqlite3.connect(str(tmp_path / "threads.sqlite"), check_same_thread=False)
+            with contextlib.closing(conn):
+                yield PrunedStore(store.saver, store.is_async, SqliteSaver(conn))
+        else:
+            with PostgresSaver.from_conn_string(request.getfixturevalue("pg_uri")) as reader:
+                yield PrunedStore(store.saver, store.is_async, reader)
+
+
+async def prune(store: Store, **settings: Any) -> PruneReport:
+    """A prune of the whole store, threads written just now included, through the API
+    the store is driven with."""
+    settings = {"min_idle": NOW, **settings}
+    if store.is_async:
+        return await aprune_threads(store.saver, **settings)
+    return prune_threads(store.saver, **settings)
+
+
+async def undo(store: Store, run_id: str) -> PruneUndoReport | None:
+    if store.is_async:
+        return await aundo_prune(store.saver, run_id)
+    return undo_prune(store.saver, run_id)
 
 
 def thread(thread_id: str) -> Any:

@@ -8,9 +8,10 @@ each thread says; a stop request ends the run between threads.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -21,6 +22,7 @@ from ..decisions.plan import new_run_id
 from ..retention.outcome import Deleted, ThreadPruned
 from ..retention.rules import PruneRules
 from ..stores.pruners import pruner_for
+from . import checks
 from .report import UnknownRun
 
 
@@ -74,6 +76,10 @@ class PruneUndoReport:
     threads_restored: int = 0
     restored: Deleted = field(default_factory=Deleted)
 
+    def add(self, restored: Deleted) -> None:
+        self.restored.merge(restored)
+        self.threads_restored += 1
+
     def to_json(self) -> dict[str, Any]:
         return {
             "undo_of": self.run_id,
@@ -82,9 +88,31 @@ class PruneUndoReport:
         }
 
 
-def prune_threads(
-    saver: BaseCheckpointSaver[Any],
-    *,
+@dataclass(frozen=True)
+class PruneRun:
+    """A prune's settings, checked once, and where it reports."""
+
+    rules: PruneRules
+    threads: Sequence[str] | None
+    limit: int | None
+    stop: threading.Event | None
+    on_thread: Callable[[ThreadPruned], Any] | None
+    arguments: dict[str, Any]
+
+    def stopping(self, report: PruneReport) -> bool:
+        """Whether the run ends before its next thread (stopped, or its limit reached)."""
+        if self.stop is not None and self.stop.is_set():
+            report.stopped = True
+            return True
+        return self.limit is not None and report.threads_pruned >= self.limit
+
+    def add(self, report: PruneReport, outcome: ThreadPruned) -> None:
+        report.add(outcome)
+        if self.on_thread is not None:
+            self.on_thread(outcome)
+
+
+def _run(
     keep_last: int = 1,
     min_idle: timedelta = timedelta(minutes=10),
     dry_run: bool = False,
@@ -94,53 +122,81 @@ def prune_threads(
     stop: threading.Event | None = None,
     on_thread: Callable[[ThreadPruned], Any] | None = None,
     arguments: dict[str, Any] | None = None,
-) -> PruneReport:
+) -> tuple[PruneRun, PruneReport]:
+    recent_after = datetime.now(timezone.utc) - checks.idle_time(
+        min_idle, datetime.now(timezone.utc)
+    )
+    rules = PruneRules(keep_last, recent_after, dry_run, archive)
+    settings = {**(arguments or {}), "keep_last": keep_last, "archive": archive}
+    run = PruneRun(rules, threads, limit, stop, on_thread, settings)
+    return run, PruneReport(new_run_id(), dry_run, archive and not dry_run)
+
+
+def prune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> PruneReport:
     """Prune every thread of the store (or `threads`): each namespace keeps its head and
     what it needs (`retention.keep`), the `keep_last` newest along its chain; threads
-    written within `min_idle` are left to the application."""
-    now = datetime.now(timezone.utc)
-    rules = PruneRules(keep_last, now - min_idle, dry_run, archive)
+    written within `min_idle` are left to the application. Settings: `keep_last`,
+    `min_idle`, `dry_run`, `archive`, `threads`, `limit`, `stop`, `on_thread`."""
+    run, report = _run(**settings)
     pruner = pruner_for(saver)
-    pruner.ready(archive=archive, writes=not dry_run)
-    report = PruneReport(new_run_id(), dry_run, archive and not dry_run)
-    if not dry_run:
-        pruner.begin_run(report.run_id, {**(arguments or {}), "keep_last": keep_last})
-    for page in pruner.thread_pages(threads):
-        for thread_id in page:
-            if (stop is not None and stop.is_set()) or _reached(report, limit):
-                report.stopped = stop is not None and stop.is_set()
-                return _finished(pruner, report)
-            outcome = pruner.prune_thread(report.run_id, thread_id, rules)
-            report.add(outcome)
-            if on_thread is not None:
-                on_thread(outcome)
-    return _finished(pruner, report)
-
-
-def _reached(report: PruneReport, limit: int | None) -> bool:
-    return limit is not None and report.threads_pruned >= limit
-
-
-def _finished(pruner: Any, report: PruneReport) -> PruneReport:
+    pruner.ready(archive=run.rules.archive, writes=not run.rules.dry_run)
+    if not report.dry_run:
+        pruner.begin_run(report.run_id, run.arguments)
+    for thread_id in itertools.chain.from_iterable(pruner.thread_pages(run.threads)):
+        if run.stopping(report):
+            break
+        run.add(report, pruner.prune_thread(report.run_id, thread_id, run.rules))
     if not report.dry_run:
         pruner.finish_run(report.run_id, report.to_json())
     return report
 
 
+async def aprune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> PruneReport:
+    """The async twin of `prune_threads`."""
+    run, report = _run(**settings)
+    pruner = pruner_for(saver, asynchronous=True)
+    await pruner.ready(archive=run.rules.archive, writes=not run.rules.dry_run)
+    if not report.dry_run:
+        await pruner.begin_run(report.run_id, run.arguments)
+    async for thread_id in _each(pruner.thread_pages(run.threads)):
+        if run.stopping(report):
+            break
+        run.add(report, await pruner.prune_thread(report.run_id, thread_id, run.rules))
+    if not report.dry_run:
+        await pruner.finish_run(report.run_id, report.to_json())
+    return report
+
+
+async def _each(pages: AsyncIterator[list[str]]) -> AsyncIterator[str]:
+    async for page in pages:
+        for thread_id in page:
+            yield thread_id
+
+
 def undo_prune(saver: BaseCheckpointSaver[Any], run_id: str) -> PruneUndoReport | None:
     """Put back every row a prune run deleted, byte for byte, parent pointers included;
     None when `run_id` is no prune run of this store (an undo of a repair, then)."""
-    pruner = pruner_for(saver, required=False)
-    if pruner is None:
-        return None
-    threads = pruner.pruned_threads(run_id)
+    pruner: Any = pruner_for(saver, required=False)
+    threads = None if pruner is None else pruner.pruned_threads(run_id)
     if threads is None:
         return None
     pruner.ready_to_restore(pruner.restore_needs)
     report = PruneUndoReport(run_id)
     for thread_id in threads:
-        report.restored.merge(pruner.restore_thread(run_id, thread_id))
-        report.threads_restored += 1
+        report.add(pruner.restore_thread(run_id, thread_id))
+    return report
+
+
+async def aundo_prune(saver: BaseCheckpointSaver[Any], run_id: str) -> PruneUndoReport | None:
+    """The async twin of `undo_prune`."""
+    pruner: Any = pruner_for(saver, required=False, asynchronous=True)
+    threads = None if pruner is None else await pruner.pruned_threads(run_id)
+    if threads is None:
+        return None
+    await pruner.ready_to_restore(pruner.restore_needs)
+    report = PruneUndoReport(run_id)
+    for thread_id in threads:
+        report.add(await pruner.restore_thread(run_id, thread_id))
     return report
 
 
@@ -151,3 +207,12 @@ def forget_run(saver: BaseCheckpointSaver[Any], run_id: str) -> int:
         raise UnknownRun(f"no prune run {run_id!r} in this store")
     pruner.ready_to_restore(pruner.forget_needs)
     return int(pruner.forget(run_id))
+
+
+async def aforget_run(saver: BaseCheckpointSaver[Any], run_id: str) -> int:
+    """The async twin of `forget_run`."""
+    pruner = pruner_for(saver, asynchronous=True)
+    if await pruner.pruned_threads(run_id) is None:
+        raise UnknownRun(f"no prune run {run_id!r} in this store")
+    await pruner.ready_to_restore(pruner.forget_needs)
+    return int(await pruner.forget(run_id))

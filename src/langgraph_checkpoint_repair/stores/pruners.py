@@ -12,10 +12,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from .drivers import driver_for, stored_saver
 
 PRUNERS = {
-    "postgres": ".postgres.prune:PostgresPruner",
-    "js-postgres": ".postgres.prune:PostgresPruner",
-    "sqlite": ".sqlite.prune:SqlitePruner",
+    "postgres": (".postgres.prune:PostgresPruner", ".postgres.aprune:AsyncPostgresPruner"),
+    "js-postgres": (".postgres.prune:PostgresPruner", ".postgres.aprune:AsyncPostgresPruner"),
+    "sqlite": (".sqlite.prune:SqlitePruner", ".sqlite.aprune:AsyncSqlitePruner"),
 }
+"""Each driver's sync and async pruner classes."""
 NO_PRUNER = (
     "prune deletes rows of PostgreSQL and SQLite stores; {name} is reached only through "
     "its API, which has no per-checkpoint delete"
@@ -26,18 +27,27 @@ class CannotPrune(ValueError):
     """The saver's store has no pruner; one line."""
 
 
+def can_prune(saver: BaseCheckpointSaver[Any]) -> bool:
+    """Whether a pruner deletes the rows of the store holding `saver`'s data."""
+    return driver_for(stored_saver(saver)).name in PRUNERS
+
+
 @overload
-def pruner_for(saver: BaseCheckpointSaver[Any]) -> Any: ...
+def pruner_for(saver: BaseCheckpointSaver[Any], *, asynchronous: bool = False) -> Any: ...
 @overload
-def pruner_for(saver: BaseCheckpointSaver[Any], required: Literal[False]) -> Any | None: ...
-def pruner_for(saver: BaseCheckpointSaver[Any], required: bool = True) -> Any | None:
-    """The pruner over the tables holding `saver`'s data; `CannotPrune` (or None, when not
-    `required`) for a store it cannot delete rows of."""
+def pruner_for(
+    saver: BaseCheckpointSaver[Any], required: Literal[False], *, asynchronous: bool = False
+) -> Any | None: ...
+def pruner_for(
+    saver: BaseCheckpointSaver[Any], required: bool = True, *, asynchronous: bool = False
+) -> Any | None:
+    """The (sync or async) pruner over the tables holding `saver`'s data; `CannotPrune`
+    (or None, when not `required`) for a store it cannot delete rows of."""
     saver = stored_saver(saver)
-    path = PRUNERS.get(driver_for(saver).name)
-    if path is None:
+    paths = PRUNERS.get(driver_for(saver).name)
+    if paths is None:
         if required:
             raise CannotPrune(NO_PRUNER.format(name=type(saver).__name__))
         return None
-    module, _, name = path.partition(":")
+    module, _, name = paths[asynchronous].partition(":")
     return getattr(import_module(module, __package__), name)(saver)

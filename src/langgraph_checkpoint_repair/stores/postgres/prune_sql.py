@@ -11,10 +11,14 @@ statement that deletes it, unless the run keeps no archive.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
-from ...retention.keep import StoredCheckpoint, ThreadPlan
+from ...retention.keep import StoredCheckpoint, ThreadPlan, plan_thread, written_since
+from ...retention.outcome import ThreadPruned
+from ...retention.rules import PruneRules
+
+T = TypeVar("T")
 
 THREAD_LOCK_SQL = (
     "SELECT pg_try_advisory_lock(hashtextextended('langgraph-repair prune ' || %s, 0))"
@@ -190,6 +194,13 @@ def js_rows(rows: Sequence[Sequence[Any]]) -> bool:
     )
 
 
+def archive_lacks(lacking: Sequence[str]) -> str:
+    return (
+        f"the prune archive has no column for {', '.join(lacking)}: a prune would lose it; "
+        "prune with --no-archive, or upgrade langgraph-checkpoint-repair"
+    )
+
+
 def missing_columns(found: Iterable[Sequence[str]]) -> tuple[dict[str, list[str]], list[str]]:
     """From `COLUMNS_SQL`'s rows: each LangGraph table's columns, and those of them its
     archive lacks (`table.column`), which a prune would lose."""
@@ -206,3 +217,48 @@ def missing_columns(found: Iterable[Sequence[str]]) -> tuple[dict[str, list[str]
 
 
 COLUMN_TABLES = [*TABLES, *(archive for archive, _ in TABLES.values())]
+
+
+Statement = tuple[str, Sequence[Any]]
+Steps = Generator[Statement, list[tuple[Any, ...]], T]
+"""The statements of one thread's work, each sent back its rows: the sync and async
+pruners run the same steps (`prune.drive`, `aprune.adrive`)."""
+
+
+def prune_steps(
+    run_id: str, thread_id: str, rules: PruneRules, columns: Mapping[str, Sequence[str]]
+) -> Steps[ThreadPruned]:
+    """One thread's prune, inside its snapshot: read, plan, delete (or, dry, measure)."""
+    rows = yield SKELETON_SQL, (thread_id,)
+    if js_rows(rows):
+        return ThreadPruned(thread_id, skipped="langgraphjs")
+    delta = delta_channels(rows)
+    held = (yield BLOBS_HELD_SQL, (thread_id, delta)) if delta else []
+    stored = stored_checkpoints(rows, held)
+    if written_since(stored, rules.recent_after):
+        return ThreadPruned(thread_id, skipped="recent")
+    plan = plan_thread(stored, rules.keep_last)
+    outcome = ThreadPruned(thread_id)
+    if not plan.changes:
+        return outcome
+    for table, named in OUTCOME_TABLES.items():
+        if rules.dry_run:
+            statement = measure_sql(table, columns[table])
+            params = measure_params(table, thread_id, plan)
+        else:
+            statement = delete_sql(table, columns[table], rules.archive)
+            params = delete_params(table, run_id, thread_id, plan, rules.archive)
+        (count, size), *_ = yield statement, params
+        outcome.deleted.add(named, int(count), int(size))
+    if plan.orphaned and not rules.dry_run:
+        yield orphan_sql(rules.archive), orphan_params(run_id, thread_id, plan, rules.archive)
+    return outcome
+
+
+OUTCOME_TABLES = {
+    "checkpoint_writes": "writes",
+    "checkpoints": "checkpoints",
+    "checkpoint_blobs": "blobs",
+}
+"""LangGraph's tables in the order a prune deletes from them, with their names in the
+report: the writes before their checkpoints, the blobs once no kept row names them."""

@@ -1,10 +1,12 @@
-"""Putting a prune's rows back (`undo`) and dropping its archive (`forget`): the SQL."""
+"""Putting a prune's rows back (`undo`) and dropping its archive (`forget`): the SQL, and
+the steps the sync and async pruners run."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from .prune_sql import TABLES
+from ...retention.outcome import Deleted
+from .prune_sql import OUTCOME_TABLES, TABLES, Steps
 
 IS_PRUNE_SQL = "SELECT 1 FROM langgraph_repair_runs WHERE run_id = %s AND command = 'prune'"
 ARCHIVED_THREADS_SQL = """
@@ -22,16 +24,39 @@ AND c.parent_checkpoint_id IS NULL"""
 """A pointer the prune cleared is put back; one the application set since is left."""
 
 ARCHIVES = (*(archive for archive, _ in TABLES.values()), "langgraph_repair_pruned_parents")
-FORGET_THREAD_SQL = tuple(f"DELETE FROM {t} WHERE run_id = %s AND thread_id = %s" for t in ARCHIVES)
-FORGET_RUN_SQL = tuple(f"DELETE FROM {t} WHERE run_id = %s" for t in ARCHIVES)
 
 
 def restore_sql(table: str, columns: Sequence[str]) -> str:
-    """Insert one thread's archived rows of `table` again, as they were; a row the
-    store holds again (a second undo) is left."""
+    """Insert one thread's archived rows of `table` again, as they were, counted; a row
+    the store holds again (a second undo) is left."""
     archive, _ = TABLES[table]
     listed = ", ".join(columns)
     return (
-        f"INSERT INTO {table} ({listed}) SELECT {listed} FROM {archive} "
-        "WHERE run_id = %s AND thread_id = %s ON CONFLICT DO NOTHING"
+        f"WITH put AS (INSERT INTO {table} ({listed}) SELECT {listed} FROM {archive} "
+        "WHERE run_id = %s AND thread_id = %s ON CONFLICT DO NOTHING RETURNING 1) "
+        "SELECT count(*) FROM put"
     )
+
+
+def restore_steps(
+    run_id: str, thread_id: str, columns: Mapping[str, Sequence[str]]
+) -> Steps[Deleted]:
+    """One thread's rows put back, its pointers restored, its archive emptied."""
+    restored = Deleted()
+    for table, named in OUTCOME_TABLES.items():
+        (count,), *_ = yield restore_sql(table, columns[table]), (run_id, thread_id)
+        restored.add(named, int(count), 0)
+    yield RESTORE_PARENTS_SQL, (run_id, thread_id, thread_id)
+    for archive in ARCHIVES:
+        yield f"DELETE FROM {archive} WHERE run_id = %s AND thread_id = %s", (run_id, thread_id)
+    return restored
+
+
+def forget_steps(run_id: str) -> Steps[int]:
+    """A run's archive dropped; the rows it held, counted."""
+    dropped = 0
+    for archive in ARCHIVES:
+        statement = f"WITH gone AS (DELETE FROM {archive} WHERE run_id = %s RETURNING 1) "
+        (count,), *_ = yield statement + "SELECT count(*) FROM gone", (run_id,)
+        dropped += int(count)
+    return dropped

@@ -3,7 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Generator, Mapping, Sequence
+from typing import Any, TypeVar
+
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from ...retention.keep import StoredCheckpoint, plan_thread, written_since
+from ...retention.outcome import Deleted, ThreadPruned
+from ...retention.rules import PruneRules
+
+T = TypeVar("T")
 
 TABLES = {
     "checkpoints": "langgraph_repair_pruned_checkpoints",
@@ -59,10 +69,17 @@ FORGET_THREAD_SQL = tuple(f"DELETE FROM {a} WHERE run_id = ? AND thread_id = ?" 
 FORGET_RUN_SQL = tuple(f"DELETE FROM {a} WHERE run_id = ?" for a in ARCHIVES)
 
 
-def archive_ddl(table: str, columns: Sequence[str]) -> str:
-    return (
-        f"CREATE TABLE IF NOT EXISTS {TABLES[table]} (run_id TEXT NOT NULL, {', '.join(columns)})"
-    )
+def archive_ddl(columns: Mapping[str, Sequence[str]]) -> list[str]:
+    """The archive's tables, each with its LangGraph table's columns and the run."""
+    copies = [
+        f"CREATE TABLE IF NOT EXISTS {archive} (run_id TEXT NOT NULL, {', '.join(columns[table])})"
+        for table, archive in TABLES.items()
+    ]
+    return [*copies, PARENTS_DDL, RUNS_DDL]
+
+
+def selected(found: list[str], threads: Sequence[str] | None) -> list[str]:
+    return found if threads is None else [t for t in found if t in threads]
 
 
 def measure_sql(table: str, columns: Sequence[str]) -> str:
@@ -91,3 +108,105 @@ def restore_sql(table: str, columns: Sequence[str]) -> str:
 
 def _named_rows(table: str) -> str:
     return f"FROM {table} WHERE thread_id = ? AND {NAMED}"
+
+
+Statement = tuple[str, Sequence[Any]]
+Steps = Generator[Statement, list[tuple[Any, ...]], T]
+"""The statements of one thread's work, each sent back its rows: the sync and async
+pruners run the same steps (`prune.drive`, `aprune.adrive`)."""
+
+
+def prune_steps(
+    run_id: str,
+    thread_id: str,
+    rules: PruneRules,
+    columns: Mapping[str, Sequence[str]],
+    serde: SerializerProtocol,
+) -> Steps[ThreadPruned]:
+    """One thread's prune, inside its write transaction: read, plan, delete."""
+    rows = yield SKELETON_SQL, (thread_id,)
+    if any(row[3] == "json" for row in rows):
+        return ThreadPruned(thread_id, skipped="langgraphjs")
+    sends = {(str(ns), str(cid)) for ns, cid in (yield SENDS_SQL, (thread_id,))}
+    try:
+        stored = [stored_checkpoint(row, sends, serde) for row in rows]
+    except Exception:  # a row that does not decode: the thread is left as it is
+        return ThreadPruned(thread_id, skipped="unreadable")
+    if written_since(stored, rules.recent_after):
+        return ThreadPruned(thread_id, skipped="recent")
+    plan = plan_thread(stored, rules.keep_last)
+    outcome = ThreadPruned(thread_id)
+    if not plan.changes:
+        return outcome
+    named = pairs(plan.deleted)
+    for table in ("writes", "checkpoints"):
+        (count, size), *_ = yield measure_sql(table, columns[table]), (thread_id, named)
+        outcome.deleted.add(table, int(count), int(size))
+        if not rules.dry_run:
+            if rules.archive:
+                yield archive_sql(table, columns[table]), (run_id, thread_id, named)
+            yield delete_sql(table), (thread_id, named)
+    if plan.orphaned and not rules.dry_run:
+        orphans = pairs(plan.orphaned)
+        if rules.archive:
+            yield CLEARED_SQL, (run_id, thread_id, orphans)
+        yield CLEAR_SQL, (thread_id, orphans)
+    return outcome
+
+
+def restore_steps(
+    run_id: str, thread_id: str, columns: Mapping[str, Sequence[str]]
+) -> Steps[Deleted]:
+    """One thread's rows put back, its pointers restored, its archive emptied."""
+    restored = Deleted()
+    for table in TABLES:
+        (count,), *_ = yield COUNT_ARCHIVED_SQL.format(archive=TABLES[table]), (run_id, thread_id)
+        yield restore_sql(table, columns[table]), (run_id, thread_id)
+        restored.add(table, int(count), 0)
+    yield RESTORE_PARENTS_SQL, (run_id, thread_id, run_id)
+    for statement in FORGET_THREAD_SQL:
+        yield statement, (run_id, thread_id)
+    return restored
+
+
+def forget_steps(run_id: str) -> Steps[int]:
+    dropped = 0
+    for archive in ARCHIVES:
+        (count,), *_ = yield f"SELECT count(*) FROM {archive} WHERE run_id = ?", (run_id,)
+        yield f"DELETE FROM {archive} WHERE run_id = ?", (run_id,)
+        dropped += int(count)
+    return dropped
+
+
+COUNT_ARCHIVED_SQL = "SELECT count(*) FROM {archive} WHERE run_id = ? AND thread_id = ?"
+
+
+def pairs(ids: Mapping[str, Sequence[str]]) -> str:
+    """(namespace, checkpoint id) pairs as the JSON array `NAMED` reads."""
+    return json.dumps([[ns, i] for ns, found in ids.items() for i in found])
+
+
+def stored_checkpoint(
+    row: Sequence[Any], sends: set[tuple[str, str]], serde: SerializerProtocol
+) -> StoredCheckpoint:
+    """A checkpoint row, decoded, as a plan reads it."""
+    ns, cid, parent, kind, blob, meta = row
+    checkpoint = serde.loads_typed((kind, blob))
+    metadata = json.loads(meta) if meta else {}
+    metadata = metadata if isinstance(metadata, dict) else {}
+    counters = metadata.get("counters_since_delta_snapshot")
+    parents = metadata.get("parents")
+    detail = metadata.get("langgraph_repair")
+    version = checkpoint.get("v")
+    return StoredCheckpoint(
+        ns,
+        cid,
+        parent,
+        versions={str(k): str(v) for k, v in (checkpoint.get("channel_versions") or {}).items()},
+        holds=frozenset(checkpoint.get("channel_values") or {}),
+        delta=frozenset(counters) if isinstance(counters, dict) else frozenset(),
+        root_id=parents.get("") if isinstance(parents, dict) else None,
+        needs_parent=isinstance(version, int) and version < 4 and (ns, parent) in sends,
+        repaired_from=detail.get("source_checkpoint_id") if isinstance(detail, dict) else None,
+        written_at=checkpoint.get("ts"),
+    )

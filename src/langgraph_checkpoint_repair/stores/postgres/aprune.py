@@ -1,0 +1,137 @@
+"""The async PostgreSQL pruner: the twin of `prune`, running the same steps."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, TypeVar
+
+import psycopg
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from psycopg import AsyncConnection
+from psycopg.rows import tuple_row
+
+from ...redact import scrubbed
+from ...retention.outcome import Deleted, ThreadPruned
+from ...retention.rules import PruneRules
+from ..base import PAGE_SIZE, StoreNotReady
+from . import base as sql
+from . import privileges
+from . import prune_sql as ps
+from . import restore_sql as rs
+from .aio import AsyncPostgresStore
+
+T = TypeVar("T")
+
+
+class AsyncPostgresPruner:
+    """Prunes, restores and forgets on an AsyncPostgresSaver's tables."""
+
+    restore_needs = privileges.RESTORE_NEEDS
+    forget_needs = privileges.FORGET_NEEDS
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        self.store = AsyncPostgresStore(saver)
+        self.columns: dict[str, list[str]] = {}
+
+    async def _rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
+        return await self.store._rows(query, params)
+
+    async def ready(self, *, archive: bool, writes: bool) -> None:
+        if writes:
+            await self._rows(sql.PROBE_SQL)
+            step = await self.store._audit_step()
+            if step == "migrate":
+                await self.store.migrate()
+            elif step is not None:
+                raise StoreNotReady(step)
+            await self._check(privileges.prune_needs(archive=archive))
+        found = await self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,))
+        self.columns, lacking = ps.missing_columns(found)
+        if archive and writes and lacking:
+            raise StoreNotReady(ps.archive_lacks(lacking))
+
+    async def _check(self, needs: privileges.Needs) -> None:
+        problem = privileges.problem(await self._rows(*privileges.check_query(needs)))
+        if problem is not None:
+            raise StoreNotReady(problem)
+
+    async def thread_pages(self, threads: Sequence[str] | None) -> AsyncIterator[list[str]]:
+        after = ""
+        while found := await self._rows(ps.THREADS_SQL, (after, threads, threads, PAGE_SIZE)):
+            yield [str(row[0]) for row in found]
+            after = str(found[-1][0])
+
+    async def begin_run(self, run_id: str, arguments: dict[str, Any]) -> None:
+        await self.store.begin_run(run_id, "prune", arguments)
+
+    async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
+        await self.store._write(sql.FINISH_RUN_SQL, (json.dumps(scrubbed(summary)), run_id))
+
+    async def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
+        async with self.store._connection() as conn, _thread_lock(conn, thread_id) as held:
+            if not held:
+                return ThreadPruned(thread_id, skipped="claimed")
+            try:
+                async with _snapshot(conn):
+                    steps = ps.prune_steps(run_id, thread_id, rules, self.columns)
+                    return await adrive(conn, steps)
+            except psycopg.errors.SerializationFailure:
+                return ThreadPruned(thread_id, skipped="changed")
+
+    async def pruned_threads(self, run_id: str) -> list[str] | None:
+        if not (await self._rows(sql.RUN_EXISTS_SQL))[0][0]:
+            return None
+        if not await self._rows(rs.IS_PRUNE_SQL, (run_id,)):
+            return None
+        return [str(row[0]) for row in await self._rows(rs.ARCHIVED_THREADS_SQL, (run_id,) * 3)]
+
+    async def ready_to_restore(self, needs: privileges.Needs) -> None:
+        await self._check(needs)
+        found = await self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,))
+        self.columns, _ = ps.missing_columns(found)
+
+    async def restore_thread(self, run_id: str, thread_id: str) -> Deleted:
+        async with self.store._connection() as conn, conn.transaction():
+            return await adrive(conn, rs.restore_steps(run_id, thread_id, self.columns))
+
+    async def forget(self, run_id: str) -> int:
+        async with self.store._connection() as conn, conn.transaction():
+            return await adrive(conn, rs.forget_steps(run_id))
+
+
+async def adrive(conn: AsyncConnection[Any], steps: ps.Steps[T]) -> T:
+    """The twin of `prune.drive`."""
+    async with conn.cursor(row_factory=tuple_row) as cursor:
+        try:
+            statement = next(steps)
+            while True:
+                await cursor.execute(*statement)
+                statement = steps.send(await cursor.fetchall() if cursor.description else [])
+        except StopIteration as done:
+            result: T = done.value
+            return result
+
+
+@contextlib.asynccontextmanager
+async def _thread_lock(conn: AsyncConnection[Any], thread_id: str) -> AsyncIterator[bool]:
+    async with conn.cursor(row_factory=tuple_row) as cursor:
+        await cursor.execute(ps.THREAD_LOCK_SQL, (thread_id,))
+        held = bool((await cursor.fetchall())[0][0])
+    try:
+        yield held
+    finally:
+        if held:
+            await conn.execute(ps.THREAD_UNLOCK_SQL, (thread_id,))
+
+
+@contextlib.asynccontextmanager
+async def _snapshot(conn: AsyncConnection[Any]) -> AsyncIterator[None]:
+    await conn.execute(ps.SNAPSHOT_SQL)
+    try:
+        yield
+    except BaseException:
+        await conn.execute("ROLLBACK")
+        raise
+    await conn.execute("COMMIT")

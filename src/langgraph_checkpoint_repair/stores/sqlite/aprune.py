@@ -1,0 +1,112 @@
+"""The async SQLite pruner, on an AsyncSqliteSaver's aiosqlite connection: the twin of
+`prune`, running the same steps."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, TypeVar
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from ...retention.outcome import Deleted, ThreadPruned
+from ...retention.rules import PruneRules
+from ..base import PAGE_SIZE
+from . import base as sql
+from . import prune_sql as ps
+
+T = TypeVar("T")
+
+
+class AsyncSqlitePruner:
+    """Prunes, restores and forgets on an AsyncSqliteSaver's file."""
+
+    restore_needs = None
+    forget_needs = None
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        self.saver = saver
+        self.conn: Any = saver.conn  # type: ignore[attr-defined]
+        self.lock: Any = saver.lock  # type: ignore[attr-defined]
+        self.writing = sql.awriting_lock(saver)
+        self.columns: dict[str, list[str]] = {}
+
+    async def _fetch(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
+        cursor = await self.conn.execute(query, params)
+        return list(await cursor.fetchall())
+
+    async def ready(self, *, archive: bool, writes: bool) -> None:
+        async with self.lock:
+            self.columns = {table: await self._columns(table) for table in ps.TABLES}
+            if writes:
+                for statement in ps.archive_ddl(self.columns):
+                    await self.conn.execute(statement)
+                await self.conn.commit()
+
+    async def _columns(self, table: str) -> list[str]:
+        return [str(row[1]) for row in await self._fetch(f"PRAGMA table_info({table})")]
+
+    async def thread_pages(self, threads: Sequence[str] | None) -> AsyncIterator[list[str]]:
+        after = ""
+        while True:
+            async with self.lock:
+                found = [str(r[0]) for r in await self._fetch(ps.THREADS_SQL, (after, PAGE_SIZE))]
+            if not found:
+                return
+            yield ps.selected(found, threads)
+            after = found[-1]
+
+    async def begin_run(self, run_id: str, arguments: dict[str, Any]) -> None:
+        await self._commit(ps.BEGIN_RUN_SQL, (run_id, json.dumps(arguments)))
+
+    async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
+        await self._commit(ps.FINISH_RUN_SQL, (json.dumps(summary), run_id))
+
+    async def _commit(self, query: str, params: Sequence[Any]) -> None:
+        async with self.writing, self.lock:
+            await self.conn.execute(query, params)
+            await self.conn.commit()
+
+    async def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
+        steps = ps.prune_steps(run_id, thread_id, rules, self.columns, self.saver.serde)
+        return await self._in_transaction(steps, "BEGIN" if rules.dry_run else sql.BEGIN_SQL)
+
+    async def pruned_threads(self, run_id: str) -> list[str] | None:
+        async with self.lock:
+            if not await self._fetch(ps.HAS_TABLE_SQL, (ps.RUNS,)):
+                return None
+            if not await self._fetch(ps.IS_RUN_SQL, (run_id,)):
+                return None
+            self.columns = {table: await self._columns(table) for table in ps.TABLES}
+            found = await self._fetch(ps.ARCHIVED_THREADS_SQL, (run_id,) * len(ps.TABLES))
+            return [str(row[0]) for row in found]
+
+    async def ready_to_restore(self, needs: object) -> None:
+        """SQLite has no roles: a file this process may write holds every privilege."""
+
+    async def restore_thread(self, run_id: str, thread_id: str) -> Deleted:
+        return await self._in_transaction(ps.restore_steps(run_id, thread_id, self.columns))
+
+    async def forget(self, run_id: str) -> int:
+        return await self._in_transaction(ps.forget_steps(run_id))
+
+    async def _in_transaction(self, steps: ps.Steps[T], begin: str = sql.BEGIN_SQL) -> T:
+        async with self.writing, self.lock:
+            await self.conn.execute(begin)
+            try:
+                done = await self._drive(steps)
+            except BaseException:
+                await self.conn.execute(sql.ROLLBACK_SQL)
+                raise
+            await self.conn.execute(sql.COMMIT_SQL)
+            return done
+
+    async def _drive(self, steps: ps.Steps[T]) -> T:
+        """The twin of `prune.drive`."""
+        try:
+            statement = next(steps)
+            while True:
+                statement = steps.send(await self._fetch(*statement))
+        except StopIteration as done:
+            result: T = done.value
+            return result
