@@ -77,8 +77,14 @@ def top_level(modules: set[str]) -> set[str]:
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["--version"], ["scan", "--help"], ["repair", "--help"], ["undo", "-h"]]
-    + [["prune", "--help"]],
+    [
+        ["--help"],
+        ["--version"],
+        ["scan", "--help"],
+        ["repair", "--help"],
+        ["undo", "-h"],
+        ["prune", "--help"],
+    ],
 )
 def test_help_and_version_import_nothing_but_the_package(tmp_path: Path, argv: list[str]) -> None:
     code, modules = imported_by(tmp_path, *argv)
