@@ -29,7 +29,7 @@ from tests.support.pruning import (
     thread,
     undo,
 )
-from tests.support.stores import open_store
+from tests.support.stores import Store, open_store
 
 
 @pytest.fixture(params=PRUNE_KINDS)
@@ -38,9 +38,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
         yield opened
 
 
-async def talked(
-    store: PrunedStore, thread_id: str, turns: int, reducer: str = "deepagents"
-) -> Any:
+async def talked(store: Store, thread_id: str, turns: int, reducer: str = "deepagents") -> Any:
     graph = delta_chat(store.saver, reducer)
     for turn in range(turns):
         await store.invoke(graph, {"messages": [HumanMessage(f"turn {turn}")]}, thread(thread_id))
