@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 from langgraph.types import Command
 
 from tests.support import asking_graphs
@@ -192,3 +193,19 @@ async def test_a_repair_run_can_still_be_undone_after_a_prune(store: PrunedStore
     assert undone.threads_restored == 1
     messages = (await store.get_state(graph, thread("repaired"))).values["messages"]
     assert [m.content for m in messages][-1] == "and then?" and len(messages) == 6
+
+
+async def test_checkpoints_that_name_no_blob_are_pruned_too(store: PrunedStore) -> None:
+    """Rows as a bare saver client writes them: no channel versions, so no blob to free."""
+    parent: Any = {"configurable": {"thread_id": "bare", "checkpoint_ns": ""}}
+    for step in range(3):
+        checkpoint, metadata = generate_checkpoint(), generate_metadata(step=step)
+        if store.is_async:
+            parent = await store.saver.aput(parent, checkpoint, metadata, {})
+        else:
+            parent = store.saver.put(parent, checkpoint, metadata, {})
+
+    report = await prune(store)
+
+    assert report.deleted.rows == {"checkpoints": 2, "writes": 0, "blobs": 0}
+    assert count_rows(store.reader, "bare")["checkpoints"] == 1

@@ -33,6 +33,7 @@ from ..engine.policy import DEFAULT_POLICY
 from ..stores.history import adelta_history, aread_rebuilt, delta_history, read_rebuilt
 from .answers import awithout_stale_answer, without_stale_answer
 from .guard import LoadGuard, scrubs_nul
+from .pruning import safe_aprune, safe_prune
 from .view import LoadRepairer, OnRepair
 
 logger = logging.getLogger("langgraph_checkpoint_repair")
@@ -48,9 +49,10 @@ PASSTHROUGH_METHODS = (
     "adelete_for_runs",
     "copy_thread",
     "acopy_thread",
-    "prune",
-    "aprune",
 )
+SAFE_PRUNES = {"prune": safe_prune, "aprune": safe_aprune}
+"""Where the inner class has them, the wrapper's own: they keep what each thread needs
+(`checkpointer.pruning`)."""
 
 
 class PatchingCheckpointer(BaseCheckpointSaver[Any]):
@@ -437,4 +439,7 @@ def _build_class(base: type[PatchingCheckpointer], inner: type) -> type[Patching
     for name in PASSTHROUGH_METHODS:
         if overrides(inner, name):
             namespace[name] = _passthrough(name, getattr(inner, name))
+    for name, safe in SAFE_PRUNES.items():
+        if overrides(inner, name):  # present where the inner class has it, and safe there
+            namespace[name] = safe(getattr(inner, name))
     return type(f"{base.__name__}[{inner.__name__}]", (base,), namespace)

@@ -9,7 +9,7 @@ from typing import Any, Literal, overload
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from .drivers import driver_for, stored_saver
+from .drivers import SAVERS, driver_for, stored_saver
 
 PRUNERS = {
     "postgres": (".postgres.prune:PostgresPruner", ".postgres.aprune:AsyncPostgresPruner"),
@@ -30,6 +30,15 @@ class CannotPrune(ValueError):
 def can_prune(saver: BaseCheckpointSaver[Any]) -> bool:
     """Whether a pruner deletes the rows of the store holding `saver`'s data."""
     return driver_for(stored_saver(saver)).name in PRUNERS
+
+
+def is_async(saver: BaseCheckpointSaver[Any]) -> bool:
+    """Whether the saver holding `saver`'s data talks to its database asynchronously (an
+    async saver class of LangGraph's, or one built on it)."""
+    for base in type(stored_saver(saver)).__mro__:
+        if base.__module__ in SAVERS:
+            return base.__module__.endswith(".aio")
+    return False
 
 
 @overload

@@ -38,15 +38,16 @@ class AsyncPostgresPruner:
     async def _rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
         return await self.store._rows(query, params)
 
-    async def ready(self, *, archive: bool, writes: bool) -> None:
-        if writes:
+    async def ready(self, *, archive: bool, writes: bool, recorded: bool = True) -> None:
+        if writes and recorded:
             await self._rows(sql.PROBE_SQL)
             step = await self.store._audit_step()
             if step == "migrate":
                 await self.store.migrate()
             elif step is not None:
                 raise StoreNotReady(step)
-            await self._check(privileges.prune_needs(archive=archive))
+        if writes:
+            await self._check(privileges.prune_needs(archive=archive, recorded=recorded))
         found = await self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,))
         self.columns, lacking = ps.missing_columns(found)
         if archive and writes and lacking:

@@ -58,17 +58,18 @@ def write_needs(*, update: bool, delete: bool, insert: bool) -> Needs:
     }
 
 
-def prune_needs(*, archive: bool) -> Needs:
+def prune_needs(*, archive: bool, recorded: bool = True) -> Needs:
     """What a prune needs: DELETE on LangGraph's tables (UPDATE on `checkpoints`, whose
-    kept rows may lose a deleted parent), its run recorded, and, unless it keeps no
-    archive, INSERT into the archive."""
-    return {
+    kept rows may lose a deleted parent), its run recorded (not the wrapper's, which
+    keeps no record), and, unless it keeps no archive, INSERT into the archive."""
+    needs: dict[str, tuple[str, ...]] = {
         "checkpoints": ("SELECT", "DELETE", "UPDATE"),
         "checkpoint_blobs": ("SELECT", "DELETE"),
         "checkpoint_writes": ("SELECT", "DELETE"),
-        "langgraph_repair_runs": ("SELECT", "INSERT", "UPDATE"),
-        **{table: ("INSERT",) for table in ARCHIVE_TABLES if archive},
     }
+    if recorded:
+        needs["langgraph_repair_runs"] = ("SELECT", "INSERT", "UPDATE")
+    return {**needs, **{table: ("INSERT",) for table in ARCHIVE_TABLES if archive}}
 
 
 RESTORE_NEEDS: Needs = {

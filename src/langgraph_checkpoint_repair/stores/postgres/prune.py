@@ -38,17 +38,18 @@ class PostgresPruner:
     def _rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
         return self.store._rows(query, params)
 
-    def ready(self, *, archive: bool, writes: bool) -> None:
+    def ready(self, *, archive: bool, writes: bool, recorded: bool = True) -> None:
         """The archive tables current and every privilege held, or `StoreNotReady` before
         anything is written; a dry run only reads the columns."""
-        if writes:
+        if writes and recorded:
             self._rows(sql.PROBE_SQL)  # a locked table fails here, before anything is recorded
             step = self.store._audit_step()
             if step == "migrate":
                 self.store.migrate()
             elif step is not None:
                 raise StoreNotReady(step)
-            self._check(privileges.prune_needs(archive=archive))
+        if writes:
+            self._check(privileges.prune_needs(archive=archive, recorded=recorded))
         self.columns, lacking = ps.missing_columns(self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,)))
         if archive and writes and lacking:
             raise StoreNotReady(ps.archive_lacks(lacking))

@@ -136,22 +136,21 @@ def measure_params(table: str, thread_id: str, plan: ThreadPlan) -> tuple[Any, .
 
 
 def orphan_params(run_id: str, thread_id: str, plan: ThreadPlan, archive: bool) -> tuple[Any, ...]:
-    pairs = _columns((ns, i) for ns, ids in plan.orphaned.items() for i in ids)
+    pairs = _columns([(ns, i) for ns, ids in plan.orphaned.items() for i in ids], 2)
     copied = (run_id, thread_id) if archive else ()
     return (thread_id, *pairs, *copied, thread_id)
 
 
 def _named(table: str, plan: ThreadPlan) -> list[list[str]]:
     if table == "checkpoint_blobs":
-        return _columns((ns, ch, v) for ns, pairs in plan.blobs.items() for ch, v in pairs)
-    return _columns((ns, i) for ns, ids in plan.deleted.items() for i in ids)
+        blobs = [(ns, ch, v) for ns, pairs in plan.blobs.items() for ch, v in pairs]
+        return _columns(blobs, 3)
+    return _columns([(ns, i) for ns, ids in plan.deleted.items() for i in ids], 2)
 
 
-def _columns(rows: Iterable[tuple[str, ...]]) -> list[list[str]]:
-    """Tuples to the parallel arrays `unnest` takes."""
-    listed = list(rows)
-    width = 3 if listed and len(listed[0]) == 3 else 2
-    return [[row[k] for row in listed] for k in range(width)]
+def _columns(rows: Sequence[tuple[str, ...]], width: int) -> list[list[str]]:
+    """Tuples of `width` to the parallel arrays `unnest` takes."""
+    return [[row[k] for row in rows] for k in range(width)]
 
 
 def stored_checkpoints(

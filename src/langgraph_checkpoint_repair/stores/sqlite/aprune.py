@@ -35,10 +35,10 @@ class AsyncSqlitePruner:
         cursor = await self.conn.execute(query, params)
         return list(await cursor.fetchall())
 
-    async def ready(self, *, archive: bool, writes: bool) -> None:
+    async def ready(self, *, archive: bool, writes: bool, recorded: bool = True) -> None:
         async with self.lock:
             self.columns = {table: await self._columns(table) for table in ps.TABLES}
-            if writes:
+            if writes and (archive or recorded):
                 for statement in ps.archive_ddl(self.columns):
                     await self.conn.execute(statement)
                 await self.conn.commit()

@@ -41,11 +41,11 @@ class SqlitePruner:
         self.writing = sql.writing_lock(saver)
         self.columns: dict[str, list[str]] = {}
 
-    def ready(self, *, archive: bool, writes: bool) -> None:
+    def ready(self, *, archive: bool, writes: bool, recorded: bool = True) -> None:
         """The archive's tables made (a dry run makes nothing)."""
         with self.lock:
             self.columns = {table: self._columns(table) for table in ps.TABLES}
-            if writes:
+            if writes and (archive or recorded):
                 for statement in ps.archive_ddl(self.columns):
                     self.conn.execute(statement)
                 self.conn.commit()
