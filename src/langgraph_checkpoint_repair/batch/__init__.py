@@ -1,4 +1,4 @@
-"""The batch job: repair a whole thread store, audit it, undo it."""
+"""The batch job: repair a whole thread store, audit it, undo it; prune it."""
 
 from typing import TYPE_CHECKING
 
@@ -14,6 +14,14 @@ if TYPE_CHECKING:  # the names as checkers see them; at run time, `__getattr__` 
     from .preview import ThreadPreview as ThreadPreview
     from .preview import apreview_thread as apreview_thread
     from .preview import preview_thread as preview_thread
+    from .pruning import PruneReport as PruneReport
+    from .pruning import PruneUndoReport as PruneUndoReport
+    from .pruning import aforget_run as aforget_run
+    from .pruning import aprune_threads as aprune_threads
+    from .pruning import aundo_prune as aundo_prune
+    from .pruning import forget_run as forget_run
+    from .pruning import prune_threads as prune_threads
+    from .pruning import undo_prune as undo_prune
     from .report import RunReport as RunReport
     from .report import StoreLost as StoreLost
     from .report import ThreadReport as ThreadReport
@@ -34,6 +42,16 @@ __all__, __getattr__, __dir__ = lazy_exports(
         ".inventory": ("TypeCount", "TypeInventory", "ainventory_types", "inventory_types"),
         ".options": ("RunOptions",),
         ".preview": ("ThreadNotFound", "ThreadPreview", "apreview_thread", "preview_thread"),
+        ".pruning": (
+            "PruneReport",
+            "PruneUndoReport",
+            "aforget_run",
+            "aprune_threads",
+            "aundo_prune",
+            "forget_run",
+            "prune_threads",
+            "undo_prune",
+        ),
         ".report": ("RunReport", "StoreLost", "ThreadReport", "UndoReport", "UnknownRun"),
         ".runner": ("acount_heads", "arepair_threads", "count_heads", "migrate", "repair_threads"),
         ".undo": ("aundo_run", "undo_run"),
