@@ -103,6 +103,7 @@ async def test_a_thread_waiting_on_a_human_keeps_its_question_and_takes_the_answ
 
 
 async def test_a_thread_paused_inside_a_subgraph_resumes_into_it(store: PrunedStore) -> None:
+    asking_graphs.drivable(store)
     graph = asking_graphs.build("subgraph", store.saver)
     config = thread("inside")
     await store.invoke(graph, {"out": ""}, config)

@@ -3,6 +3,7 @@ leaves exactly the rows it leaves: two copies of one store, one pruned by each."
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.types import Command
@@ -35,6 +36,9 @@ async def seed(saver: PostgresSaver) -> list[str]:
     return ["answered", "chat", "paused-inside", "waiting"]
 
 
+@pytest.mark.skipif(
+    "prune" not in vars(PostgresSaver), reason="this langgraph-checkpoint-postgres has no prune"
+)
 async def test_a_default_prune_leaves_the_rows_langgraphs_prune_leaves(
     pg_uri: str, other_pg_uri: str
 ) -> None:

@@ -1,0 +1,185 @@
+"""`prune` against LangGraph's own `PostgresSaver.prune(ids, strategy="keep_latest")`.
+
+Seeds a PostgreSQL store of N checkpoints (default 200,000), each with its pending
+writes: LangGraph's PostgresSaver writes one template thread of TURNS chat turns (a
+real graph, plain `messages`), and one INSERT ... SELECT over generate_series per
+table copies it under new thread ids. The store lives in a database of its own; two
+identical copies of it are made with CREATE DATABASE ... TEMPLATE. Then, each figure
+from the same run:
+
+- wall time of a default `prune` (archive on, every thread) on one copy against
+  LangGraph's prune of every thread on the other: the ratio (goal: at most 1.00x),
+  and the database's own work for each (pg_stat_database tuples and buffers);
+- whether the two copies hold the same rows afterwards (a digest per table);
+- on a store of delta threads (which LangGraph refuses), the rows and bytes `prune`
+  frees.
+
+    python benchmarks/bench_prune.py [--checkpoints 200000] [--postgres postgresql://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from psycopg.rows import dict_row
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from langgraph_checkpoint_repair.batch.pruning import prune_threads
+
+TURNS = 5
+"""Chat turns of the template thread: 3 checkpoints a turn."""
+TABLES = {
+    "checkpoints": "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata",
+    "checkpoint_blobs": "checkpoint_ns, channel, version, type, blob",
+    "checkpoint_writes": "checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, "
+    "task_path",
+}
+COPY_SQL = """
+INSERT INTO {table} (thread_id, {columns})
+SELECT 'thread-' || lpad(n::text, 8, '0'), {columns}
+FROM {table}, generate_series(1, %(threads)s) AS n
+WHERE thread_id = %(template)s"""
+DIGEST_SQL = "SELECT count(*), md5(string_agg(md5(t::text), '' ORDER BY t::text)) FROM {table} t"
+READS_SQL = """
+SELECT tup_returned + tup_fetched, blks_hit + blks_read FROM pg_stat_database WHERE datname = %s"""
+
+
+def in_database(server: str, database: str) -> str:
+    parts = urlsplit(server)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{database}", parts.query, ""))
+
+
+@contextlib.contextmanager
+def databases(server: str, names: list[str]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            for name in names:
+                conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def chat(saver: PostgresSaver) -> Any:
+    builder = StateGraph(MessagesState)
+    builder.add_node("chat", lambda state: {"messages": [AIMessage("a reply of some length " * 8)]})
+    builder.add_edge(START, "chat")
+    builder.add_edge("chat", END)
+    return builder.compile(checkpointer=saver)
+
+
+def seed(uri: str, checkpoints: int) -> int:
+    """The store, from one template thread; the number of threads."""
+    with psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+        saver = PostgresSaver(conn)
+        saver.setup()
+        graph = chat(saver)
+        config: Any = {"configurable": {"thread_id": "template"}}
+        for turn in range(TURNS):
+            graph.invoke({"messages": [HumanMessage(f"question {turn} " * 20)]}, config)
+        found = conn.execute("SELECT count(*) AS n FROM checkpoints WHERE thread_id = 'template'")
+        row = found.fetchone()
+        assert row is not None
+        threads = max(1, checkpoints // int(row["n"]))
+        for table, columns in TABLES.items():
+            copy = COPY_SQL.format(table=table, columns=columns)
+            conn.execute(copy, {"threads": threads, "template": "template"})
+            conn.execute(f"DELETE FROM {table} WHERE thread_id = 'template'")
+        conn.execute("VACUUM ANALYZE")
+    return threads
+
+
+@dataclass(frozen=True)
+class Work:
+    seconds: float
+    tuples: int
+    buffers: int
+
+
+def reads(server: str, database: str) -> tuple[int, int]:
+    with psycopg.connect(server, autocommit=True) as conn:
+        while conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,)
+        ).fetchone() != (0,):
+            time.sleep(0.05)
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(READS_SQL, (database,)).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+def timed(server: str, database: str, prune: Any) -> Work:
+    before = reads(server, database)
+    uri = in_database(server, database)
+    with psycopg.connect(uri) as conn:
+        ids = [str(row[0]) for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+    with PostgresSaver.from_conn_string(uri) as saver:
+        start = time.perf_counter()
+        prune(saver, ids)
+        seconds = time.perf_counter() - start
+    after = reads(server, database)
+    return Work(seconds, after[0] - before[0], after[1] - before[1])
+
+
+def digest(uri: str) -> dict[str, Any]:
+    with psycopg.connect(uri) as conn:
+        return {table: conn.execute(DIGEST_SQL.format(table=table)).fetchone() for table in TABLES}
+
+
+def theirs(saver: PostgresSaver, ids: list[str]) -> None:
+    saver.prune(ids, strategy="keep_latest")
+
+
+def ours(saver: PostgresSaver, ids: list[str]) -> None:
+    prune_threads(saver, min_idle=timedelta(0))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoints", type=int, default=200_000)
+    parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    args = parser.parse_args()
+    tag = uuid.uuid4().hex[:8]
+    seeded, a, b = (f"bench_prune_{tag}_{name}" for name in ("seed", "langgraph", "ours"))
+    server = args.postgres
+    with databases(server, [a, b, seeded]):
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {seeded}")
+        start = time.perf_counter()
+        threads = seed(in_database(server, seeded), args.checkpoints)
+        print(f"seeded {threads:,} threads in {time.perf_counter() - start:.1f} s")
+        with psycopg.connect(server, autocommit=True) as conn:
+            for name in (a, b):
+                conn.execute(f"CREATE DATABASE {name} TEMPLATE {seeded}")
+        # Ours first, then LangGraph's: the server's caches are no warmer for ours.
+        mine = timed(server, b, ours)
+        langgraph = timed(server, a, theirs)
+        same = digest(in_database(server, a)) == digest(in_database(server, b))
+    print(f"store: {args.checkpoints:,} checkpoints, {threads:,} threads")
+    for name, work in (("LangGraph keep_latest", langgraph), ("prune (archive on)", mine)):
+        figures = f"{work.seconds:8.2f} s  {work.tuples:12,} tuples  {work.buffers:12,} buffers"
+        print(f"{name:24} {figures}")
+    print(
+        f"prune / LangGraph: {mine.seconds / langgraph.seconds:.2f}x time, "
+        f"{mine.tuples / max(langgraph.tuples, 1):.2f}x tuples, "
+        f"{mine.buffers / max(langgraph.buffers, 1):.2f}x buffers"
+    )
+    print(f"the same rows left: {same}")
+
+
+if __name__ == "__main__":
+    main()
