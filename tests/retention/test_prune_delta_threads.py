@@ -18,24 +18,16 @@ from tests.support.agents import ToolBox
 from tests.support.delta_agents import REDUCERS, delta_agent, delta_chat
 from tests.support.fakes import calls, model
 from tests.support.pruning import (
-    PRUNE_KINDS,
     PrunedStore,
     count_rows,
     execute,
     prune,
-    pruned_store,
     seen,
     stored_rows,
     thread,
     undo,
 )
 from tests.support.stores import Store, open_store
-
-
-@pytest.fixture(params=PRUNE_KINDS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    async with pruned_store(request.param, tmp_path, request) as opened:
-        yield opened
 
 
 async def talked(store: Store, thread_id: str, turns: int, reducer: str = "deepagents") -> Any:

@@ -32,6 +32,12 @@ def seed_chats(store: Store, thread_id: str, turns: int) -> None:
         graph.invoke({"messages": [HumanMessage(f"turn {turn}")]}, config(thread_id))
 
 
+def many_chats(store: Store, name: str, threads: int) -> list[str]:
+    """`threads` threads of three turns each: one seeded, the others its copies."""
+    seed_chats(store, name, 3)
+    return [name, *clone_thread(store.saver, name, threads - 1)]
+
+
 def checkpoints_per_thread(store: Store) -> dict[str, int]:
     counts: dict[str, int] = {}
     for row in stored_rows(store.saver)["checkpoints"]:
@@ -103,8 +109,7 @@ async def test_two_prunes_at_once_prune_each_thread_once(
     kind: str, request: pytest.FixtureRequest
 ) -> None:
     with cli_store(kind, request) as (target, store):
-        seed_chats(store, "twice", 3)
-        threads = ["twice", *clone_thread(store.saver, "twice", 59)]
+        threads = many_chats(store, "twice", 60)
         before = stored_rows(store.saver)
 
         runs = [start_prune(target) for _ in range(2)]
@@ -151,8 +156,7 @@ async def test_a_prune_killed_mid_run_leaves_no_thread_half_pruned(
     kind: str, request: pytest.FixtureRequest
 ) -> None:
     with cli_store(kind, request) as (target, store):
-        seed_chats(store, "killed", 3)
-        threads = ["killed", *clone_thread(store.saver, "killed", 399)]
+        threads = many_chats(store, "killed", 400)
         before = stored_rows(store.saver)
         whole = checkpoints_per_thread(store)["killed"]
 

@@ -5,10 +5,8 @@ every row back as it was."""
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 from langgraph.types import Command
@@ -17,23 +15,15 @@ from tests.support import asking_graphs
 from tests.support.batch_runs import run_repair, run_undo
 from tests.support.histories import ai, human
 from tests.support.pruning import (
-    PRUNE_KINDS,
     PrunedStore,
     count_rows,
     plain_chat,
     prune,
-    pruned_store,
     seen,
     stored_rows,
     thread,
     undo,
 )
-
-
-@pytest.fixture(params=PRUNE_KINDS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    async with pruned_store(request.param, tmp_path, request) as opened:
-        yield opened
 
 
 async def chain_ids(store: PrunedStore, config: Any) -> list[str]:

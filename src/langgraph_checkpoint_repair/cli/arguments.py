@@ -191,14 +191,8 @@ def prune_arguments(command: argparse.ArgumentParser) -> None:
         "--no-archive", action="store_true",
         help="keep no copy of what is deleted: the run cannot be undone",
     )  # fmt: skip
-    command.add_argument(
-        "--thread", action="append", metavar="ID", help="only this thread (repeatable)"
-    )
-    command.add_argument(
-        "--min-idle", type=duration, default=timedelta(minutes=10), metavar="DURATION",
-        help="leave threads written more recently than this to the application: 90s, 10m, "
-        "2h, 1d (default 10m; 0 for none)",
-    )  # fmt: skip
+    _threads_and_idle(command, "leave threads written more recently than this to the "
+                      "application")  # fmt: skip
     command.add_argument(
         "--limit", type=positive, metavar="N", help="prune at most N threads (a canary run)"
     )
@@ -217,16 +211,23 @@ def no_arguments(command: argparse.ArgumentParser) -> None:
     """A command that takes only what every command takes (`migrate`)."""
 
 
-def _selection(command: argparse.ArgumentParser) -> None:
-    """Which heads a scan or repair looks at, and how many at once."""
+def _threads_and_idle(command: argparse.ArgumentParser, idle: str) -> None:
+    """`--thread` and `--min-idle`, whose help says what happens to a recent thread."""
     command.add_argument(
         "--thread", action="append", metavar="ID", help="only this thread (repeatable)"
     )
     command.add_argument(
-        "--min-idle", type=duration, default=timedelta(minutes=10), metavar="DURATION",
-        help="skip threads written more recently than this: 90s, 10m, 2h, 1d "
-        "(default 10m; 0 for none)",
-    )  # fmt: skip
+        "--min-idle",
+        type=duration,
+        default=timedelta(minutes=10),
+        metavar="DURATION",
+        help=f"{idle}: 90s, 10m, 2h, 1d (default 10m; 0 for none)",
+    )
+
+
+def _selection(command: argparse.ArgumentParser) -> None:
+    """Which heads a scan or repair looks at, and how many at once."""
+    _threads_and_idle(command, "skip threads written more recently than this")
     command.add_argument(
         "--shard", type=shard, metavar="K/N",
         help="only part K of N (0 <= K < N): N runs, one per part, cover every thread once "

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..decisions.plan import written_after
+from .outcome import ThreadPruned
+from .rules import PruneRules
 
 
 @dataclass(frozen=True)
@@ -207,3 +209,14 @@ def written_since(rows: Iterable[StoredCheckpoint], moment: datetime) -> bool:
         if head is None or row.checkpoint_id > head.checkpoint_id:
             heads[row.checkpoint_ns] = row
     return any(written_after(head.written_at, moment) for head in heads.values())
+
+
+def thread_plan(
+    thread_id: str, rows: Sequence[StoredCheckpoint], rules: PruneRules
+) -> ThreadPlan | ThreadPruned:
+    """The plan for one thread's rows, or its outcome where it is left as it is: written
+    within --min-idle, or nothing to delete."""
+    if written_since(rows, rules.recent_after):
+        return ThreadPruned(thread_id, skipped="recent")
+    plan = plan_thread(rows, rules.keep_last)
+    return plan if plan.changes else ThreadPruned(thread_id)

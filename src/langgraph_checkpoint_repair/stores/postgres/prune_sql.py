@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ...retention.keep import StoredCheckpoint, ThreadPlan, plan_thread, written_since
+from ...retention.keep import StoredCheckpoint, ThreadPlan, thread_plan
 from ...retention.outcome import ThreadPruned
 from ...retention.rules import PruneRules
 
@@ -234,12 +234,10 @@ def prune_steps(
     delta = delta_channels(rows)
     held = (yield BLOBS_HELD_SQL, (thread_id, delta)) if delta else []
     stored = stored_checkpoints(rows, held)
-    if written_since(stored, rules.recent_after):
-        return ThreadPruned(thread_id, skipped="recent")
-    plan = plan_thread(stored, rules.keep_last)
+    plan = thread_plan(thread_id, stored, rules)
+    if isinstance(plan, ThreadPruned):
+        return plan
     outcome = ThreadPruned(thread_id)
-    if not plan.changes:
-        return outcome
     for table, named in OUTCOME_TABLES.items():
         if rules.dry_run:
             statement = measure_sql(table, columns[table])

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ...retention.keep import StoredCheckpoint, plan_thread, written_since
+from ...retention.keep import StoredCheckpoint, thread_plan
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 
@@ -132,12 +132,10 @@ def prune_steps(
         stored = [stored_checkpoint(row, sends, serde) for row in rows]
     except Exception:  # a row that does not decode: the thread is left as it is
         return ThreadPruned(thread_id, skipped="unreadable")
-    if written_since(stored, rules.recent_after):
-        return ThreadPruned(thread_id, skipped="recent")
-    plan = plan_thread(stored, rules.keep_last)
+    plan = thread_plan(thread_id, stored, rules)
+    if isinstance(plan, ThreadPruned):
+        return plan
     outcome = ThreadPruned(thread_id)
-    if not plan.changes:
-        return outcome
     named = pairs(plan.deleted)
     for table in ("writes", "checkpoints"):
         (count, size), *_ = yield measure_sql(table, columns[table]), (thread_id, named)
