@@ -10,11 +10,13 @@ import time
 from pathlib import Path
 from subprocess import PIPE
 
+import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from langgraph_checkpoint_repair.batch.pruning import undo_prune
+from langgraph_checkpoint_repair.stores.postgres.prune_sql import THREAD_LOCK_SQL
 from tests.batch.test_batch_races import start_application, wait_until_writing, written_by
 from tests.support.agents import chat_graph
 from tests.support.cli_runs import CHILD, child_env, last_json, run_cli
@@ -170,3 +172,21 @@ async def test_a_prune_killed_mid_run_leaves_no_thread_half_pruned(
         for run_id in (killed_run[0], last_json(finished.stdout)["run_id"]):
             undo_prune(store.saver, run_id)
         assert stored_rows(store.saver) == before
+
+
+async def test_a_thread_another_prune_holds_is_skipped_then_pruned(
+    request: pytest.FixtureRequest,
+) -> None:
+    with cli_store("postgres", request) as (target, store):
+        seed_chats(store, "held", 3)
+        seed_chats(store, "free", 3)
+        with psycopg.connect(target) as other:  # another prune, mid-transaction on "held"
+            other.execute(THREAD_LOCK_SQL, ("held",))
+            first = run_cli("prune", target, "--min-idle", "0", "--json")
+        second = run_cli("prune", target, "--min-idle", "0", "--json")
+
+        assert first.returncode == 0, first.stderr
+        assert last_json(first.stdout)["skipped"] == {"claimed": 1}
+        assert last_json(first.stdout)["threads_pruned"] == 1
+        assert last_json(second.stdout)["threads_pruned"] == 1
+        assert checkpoints_per_thread(store) == {"held": 1, "free": 1}

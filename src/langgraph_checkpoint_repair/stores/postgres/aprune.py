@@ -71,9 +71,7 @@ class AsyncPostgresPruner:
         await self.store._write(sql.FINISH_RUN_SQL, (json.dumps(scrubbed(summary)), run_id))
 
     async def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
-        async with self.store._connection() as conn, _thread_lock(conn, thread_id) as held:
-            if not held:
-                return ThreadPruned(thread_id, skipped="claimed")
+        async with self.store._connection() as conn:
             try:
                 async with _snapshot(conn):
                     steps = ps.prune_steps(run_id, thread_id, rules, self.columns)
@@ -113,18 +111,6 @@ async def adrive(conn: AsyncConnection[Any], steps: ps.Steps[T]) -> T:
         except StopIteration as done:
             result: T = done.value
             return result
-
-
-@contextlib.asynccontextmanager
-async def _thread_lock(conn: AsyncConnection[Any], thread_id: str) -> AsyncIterator[bool]:
-    async with conn.cursor(row_factory=tuple_row) as cursor:
-        await cursor.execute(ps.THREAD_LOCK_SQL, (thread_id,))
-        held = bool((await cursor.fetchall())[0][0])
-    try:
-        yield held
-    finally:
-        if held:
-            await conn.execute(ps.THREAD_UNLOCK_SQL, (thread_id,))
 
 
 @contextlib.asynccontextmanager

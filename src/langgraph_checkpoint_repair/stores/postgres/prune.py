@@ -73,9 +73,7 @@ class PostgresPruner:
 
     def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
         """One thread, on one snapshot, all or nothing; another prune's thread is skipped."""
-        with self.store._connection() as conn, _thread_lock(conn, thread_id) as held:
-            if not held:
-                return ThreadPruned(thread_id, skipped="claimed")
+        with self.store._connection() as conn:
             try:
                 with _snapshot(conn):
                     return drive(conn, ps.prune_steps(run_id, thread_id, rules, self.columns))
@@ -115,18 +113,6 @@ def drive(conn: Connection[Any], steps: ps.Steps[T]) -> T:
         except StopIteration as done:
             result: T = done.value
             return result
-
-
-@contextlib.contextmanager
-def _thread_lock(conn: Connection[Any], thread_id: str) -> Iterator[bool]:
-    """The thread's prune lock, held for the block when it was free (never waited for)."""
-    with conn.cursor(row_factory=tuple_row) as cursor:
-        held = bool(cursor.execute(ps.THREAD_LOCK_SQL, (thread_id,)).fetchall()[0][0])
-    try:
-        yield held
-    finally:
-        if held:
-            conn.execute(ps.THREAD_UNLOCK_SQL, (thread_id,))
 
 
 @contextlib.contextmanager

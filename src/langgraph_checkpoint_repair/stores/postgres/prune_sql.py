@@ -3,8 +3,11 @@
 Each thread is pruned in one REPEATABLE READ transaction, so every statement reads
 the snapshot its plan was made on: what the application writes meanwhile (a new
 checkpoint, writes that land before their checkpoint) is neither seen nor deleted.
-A session advisory lock per thread, taken before that transaction and never waited
-for, keeps a second prune of the same thread out (it skips it as `claimed`). Each
+The transaction's first statement takes an advisory lock on the thread, never waited
+for and held to its end: a second prune of the thread skips it (`claimed`). One that
+took the lock just after the first committed, on a snapshot taken just before, fails
+to delete a row already gone, as REPEATABLE READ does, and skips the thread
+(`changed`): it never acts on rows that changed under it. Each
 deleted row is copied into the archive (`langgraph_repair_pruned_*`) by the
 statement that deletes it, unless the run keeps no archive.
 """
@@ -21,10 +24,7 @@ from ...retention.rules import PruneRules
 T = TypeVar("T")
 
 THREAD_LOCK_SQL = (
-    "SELECT pg_try_advisory_lock(hashtextextended('langgraph-repair prune ' || %s, 0))"
-)
-THREAD_UNLOCK_SQL = (
-    "SELECT pg_advisory_unlock(hashtextextended('langgraph-repair prune ' || %s, 0))"
+    "SELECT pg_try_advisory_xact_lock(hashtextextended('langgraph-repair prune ' || %s, 0))"
 )
 SNAPSHOT_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ"
 
@@ -228,6 +228,9 @@ def prune_steps(
     run_id: str, thread_id: str, rules: PruneRules, columns: Mapping[str, Sequence[str]]
 ) -> Steps[ThreadPruned]:
     """One thread's prune, inside its snapshot: read, plan, delete (or, dry, measure)."""
+    (held,), *_ = yield THREAD_LOCK_SQL, (thread_id,)
+    if not held:
+        return ThreadPruned(thread_id, skipped="claimed")
     rows = yield SKELETON_SQL, (thread_id,)
     if js_rows(rows):
         return ThreadPruned(thread_id, skipped="langgraphjs")
