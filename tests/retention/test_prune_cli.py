@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from tests.support.cli_runs import last_json, run_cli, sqlite_rows
+from tests.support.factories import POSTGRES_ENV
 from tests.support.pruning import plain_chat, thread
 
 
@@ -108,3 +110,22 @@ def test_a_saver_reached_only_through_its_api_is_refused_in_one_line() -> None:
     assert result.returncode == 2
     assert "InMemorySaver is reached only through its API" in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_an_async_saver_from_a_factory_is_pruned_undone_and_forgotten(pg_uri: str) -> None:
+    with PostgresSaver.from_conn_string(pg_uri) as saver:
+        saver.setup()
+        seed_chats(saver)
+    factory = "tests.support.factories:async_postgres_saver"
+    env = {POSTGRES_ENV: pg_uri}
+
+    pruned = run_cli("prune", factory, "--min-idle", "0", "--json", **env)
+    assert pruned.returncode == 0, pruned.stderr
+    run_id = last_json(pruned.stdout)["run_id"]
+    assert last_json(pruned.stdout)["threads_pruned"] == 2
+    undone = run_cli("undo", factory, "--run", run_id, "--json", **env)
+    assert undone.returncode == 0, undone.stderr
+    assert last_json(undone.stdout)["threads_restored"] == 2
+    forgot = run_cli("forget", factory, "--run", run_id, "--json", **env)
+    assert forgot.returncode == 0, forgot.stderr
+    assert last_json(forgot.stdout)["archived_rows_dropped"] == 0  # undo emptied it

@@ -181,7 +181,13 @@ class Job:
             return restored
         return batch.undo_run(saver, self.args.run, **self.undo_settings())
 
-    async def aundo(self, saver: BaseCheckpointSaver[Any]) -> UndoReport:
+    async def aundo(self, saver: BaseCheckpointSaver[Any]) -> UndoReport | PruneUndoReport:
+        """The async twin of `undo`."""
+        from ..batch.pruning import aundo_prune
+
+        restored = await aundo_prune(saver, self.args.run)
+        if restored is not None:
+            return restored
         return await batch.aundo_run(saver, self.args.run, **self.undo_settings())
 
     def show(self, saver: BaseCheckpointSaver[Any]) -> ThreadPreview:

@@ -31,26 +31,27 @@ SKIP_REASONS = {
 def prune(job: Job, saver: BaseCheckpointSaver[Any]) -> PruneReport:
     from ..batch.pruning import prune_threads
 
-    args = job.args
-    listing = _listing(job) if args.list else None
-    return prune_threads(
-        saver,
-        keep_last=args.keep_last,
-        min_idle=args.min_idle,
-        dry_run=args.dry_run,
-        archive=not args.no_archive,
-        threads=args.thread,
-        limit=args.limit,
-        stop=job.stop.event,
-        on_thread=listing,
-        arguments={"keep_last": args.keep_last, "archive": not args.no_archive},
-    )
+    return prune_threads(saver, **_settings(job))
 
 
 async def aprune(job: Job, saver: BaseCheckpointSaver[Any]) -> PruneReport:
-    from .arguments import UsageError
+    from ..batch.pruning import aprune_threads
 
-    raise UsageError("prune needs a postgresql:// or sqlite:// target, or a sync saver")
+    return await aprune_threads(saver, **_settings(job))
+
+
+def _settings(job: Job) -> dict[str, Any]:
+    args = job.args
+    return {
+        "keep_last": args.keep_last,
+        "min_idle": args.min_idle,
+        "dry_run": args.dry_run,
+        "archive": not args.no_archive,
+        "threads": args.thread,
+        "limit": args.limit,
+        "stop": job.stop.event,
+        "on_thread": _listing(job) if args.list else None,
+    }
 
 
 def _listing(job: Job) -> Any:
@@ -99,6 +100,8 @@ def print_prune(report: PruneReport, out: Any) -> None:
 def _archive_cell(report: PruneReport) -> str:
     if report.dry_run:
         return "yes: nothing deleted"
+    if not report.threads_pruned:
+        return "nothing deleted"
     if report.archived:
         return f"kept: undo with --run {report.run_id}; drop it with forget --run"
     return "none (--no-archive): this run cannot be undone"
@@ -128,9 +131,9 @@ def forget(job: Job, saver: BaseCheckpointSaver[Any]) -> int:
 
 
 async def aforget(job: Job, saver: BaseCheckpointSaver[Any]) -> int:
-    from .arguments import UsageError
+    from ..batch.pruning import aforget_run
 
-    raise UsageError("forget needs a postgresql:// or sqlite:// target, or a sync saver")
+    return await aforget_run(saver, job.args.run)
 
 
 def forgot(job: Job, dropped: int) -> int:
