@@ -75,6 +75,8 @@ def test_list_prints_each_pruned_thread(sqlite_store: tuple[str, Path]) -> None:
         (["--keep-last", "-2"], "not a positive whole number: '-2'"),
         (["--keep-last", "many"], "not a positive whole number: 'many'"),
         (["--min-idle", "soon"], "not a duration: 'soon'"),
+        (["--delete-idle", "a month"], "not a duration: 'a month'"),
+        (["--include-waiting"], "--include-waiting goes with --delete-idle"),
     ],
 )
 def test_a_bad_option_is_one_line_and_writes_nothing(

@@ -200,3 +200,28 @@ async def test_checkpoints_that_name_no_blob_are_pruned_too(store: PrunedStore) 
 
     assert report.deleted.rows == {"checkpoints": 2, "writes": 0, "blobs": 0}
     assert count_rows(store.reader, "bare")["checkpoints"] == 1
+
+
+async def test_delete_idle_deletes_idle_threads_but_not_one_waiting_on_a_human(
+    store: PrunedStore,
+) -> None:
+    await chatted(store, "idle", 2)
+    asking = asking_graphs.build("one_task", store.saver)
+    await asking_graphs.answer_first(store, asking, "one_task", thread("waiting"))
+    question = await seen(store, asking, thread("waiting"))
+    before = stored_rows(store.reader)
+
+    kept = await prune(store, delete_idle=timedelta(0))
+
+    assert (kept.threads_pruned, kept.threads_deleted) == (2, 1)
+    assert set(count_rows(store.reader, "idle").values()) == {0}
+    assert count_rows(store.reader, "waiting")["checkpoints"] == 1
+    assert await seen(store, asking, thread("waiting")) == question
+    deleted = await prune(store, delete_idle=timedelta(0), include_waiting=True)
+    assert (deleted.threads_pruned, deleted.threads_deleted) == (1, 1)
+    assert set(count_rows(store.reader, "waiting").values()) == {0}
+    for report in (deleted, kept):
+        await undo(store, report.run_id)
+    assert stored_rows(store.reader) == before
+    done = await store.invoke(asking, Command(resume="no"), thread("waiting"))
+    assert done["out"].endswith("'yes'+'no'")

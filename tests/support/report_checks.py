@@ -38,6 +38,8 @@ def prune_inconsistencies(summary: Mapping[str, Any]) -> list[str]:
     pruned, scanned = summary["threads_pruned"], summary["threads_scanned"]
     if pruned + sum(summary["skipped"].values()) > scanned:
         found.append(f"threads pruned and skipped outnumber threads_scanned {scanned}")
+    if summary["threads_deleted"] > pruned:
+        found.append(f"threads_deleted {summary['threads_deleted']} > threads_pruned {pruned}")
     if summary["checkpoints_deleted"] < pruned:
         found.append(f"{pruned} threads pruned, {summary['checkpoints_deleted']} checkpoints")
     deleted = {"checkpoints": "checkpoints_deleted", "writes": "writes_deleted"}

@@ -36,6 +36,8 @@ class PruneReport:
     archived: bool
     threads_scanned: int = 0
     threads_pruned: int = 0
+    threads_deleted: int = 0
+    """Of the threads pruned, those deleted whole (`delete_idle`)."""
     deleted: Deleted = field(default_factory=Deleted)
     skipped: Counter[str] = field(default_factory=Counter)
     stopped: bool = False
@@ -48,6 +50,7 @@ class PruneReport:
             self.skipped[outcome.skipped] += 1
         elif outcome.pruned:
             self.threads_pruned += 1
+            self.threads_deleted += outcome.whole
             self.pruned.append(outcome.thread_id)
             self.deleted.merge(outcome.deleted)
 
@@ -59,6 +62,7 @@ class PruneReport:
             "archived": self.archived,
             "threads_scanned": self.threads_scanned,
             "threads_pruned": self.threads_pruned,
+            "threads_deleted": self.threads_deleted,
             "checkpoints_deleted": rows["checkpoints"],
             "writes_deleted": rows["writes"],
             "blobs_deleted": rows["blobs"],
@@ -117,17 +121,25 @@ def _run(
     min_idle: timedelta = timedelta(minutes=10),
     dry_run: bool = False,
     archive: bool = True,
+    delete_idle: timedelta | None = None,
+    include_waiting: bool = False,
     threads: Sequence[str] | None = None,
     limit: int | None = None,
     stop: threading.Event | None = None,
     on_thread: Callable[[ThreadPruned], Any] | None = None,
     arguments: dict[str, Any] | None = None,
 ) -> tuple[PruneRun, PruneReport]:
-    recent_after = datetime.now(timezone.utc) - checks.idle_time(
-        min_idle, datetime.now(timezone.utc)
-    )
-    rules = PruneRules(keep_last, recent_after, dry_run, archive)
-    settings = {**(arguments or {}), "keep_last": keep_last, "archive": archive}
+    now = datetime.now(timezone.utc)
+    recent_after = now - checks.idle_time(min_idle, now)
+    idle_before = None if delete_idle is None else now - checks.idle_time(delete_idle, now)
+    rules = PruneRules(keep_last, recent_after, dry_run, archive, idle_before, include_waiting)
+    settings = {
+        **(arguments or {}),
+        "keep_last": keep_last,
+        "archive": archive,
+        "delete_idle": None if delete_idle is None else str(delete_idle),
+        "include_waiting": include_waiting,
+    }
     run = PruneRun(rules, threads, limit, stop, on_thread, settings)
     return run, PruneReport(new_run_id(), dry_run, archive and not dry_run)
 
@@ -135,8 +147,11 @@ def _run(
 def prune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> PruneReport:
     """Prune every thread of the store (or `threads`): each namespace keeps its head and
     what it needs (`retention.keep`), the `keep_last` newest along its chain; threads
-    written within `min_idle` are left to the application. Settings: `keep_last`,
-    `min_idle`, `dry_run`, `archive`, `threads`, `limit`, `stop`, `on_thread`."""
+    written within `min_idle` are left to the application. With `delete_idle`, a thread
+    none of whose heads was written within it is deleted whole, unless it waits on a
+    human (`include_waiting` deletes those too). Settings: `keep_last`, `min_idle`,
+    `dry_run`, `archive`, `delete_idle`, `include_waiting`, `threads`, `limit`, `stop`,
+    `on_thread`."""
     run, report = _run(**settings)
     pruner = pruner_for(saver)
     pruner.ready(archive=run.rules.archive, writes=not run.rules.dry_run)

@@ -197,6 +197,15 @@ def prune_arguments(command: argparse.ArgumentParser) -> None:
         "--limit", type=positive, metavar="N", help="prune at most N threads (a canary run)"
     )
     command.add_argument(
+        "--delete-idle", type=duration, metavar="DURATION",
+        help="also delete whole threads none of whose checkpoints was written within "
+        "DURATION (30d, 12h), except those waiting on a human",
+    )  # fmt: skip
+    command.add_argument(
+        "--include-waiting", action="store_true",
+        help="with --delete-idle: delete idle threads waiting on a human too",
+    )  # fmt: skip
+    command.add_argument(
         "--list", action="store_true", help="print each pruned thread's id, one per line"
     )
 

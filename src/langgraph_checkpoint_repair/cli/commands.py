@@ -182,6 +182,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         args.target = os.environ.get(TARGET_ENV, "").strip()
     if not args.target:
         raise UsageError(f"no TARGET: give one, or set {TARGET_ENV}")
+    if getattr(args, "include_waiting", False) and args.delete_idle is None:
+        raise UsageError("--include-waiting goes with --delete-idle")
     if getattr(args, "list", False) and args.json:
         raise UsageError("--list and --json are two ways to print the result: choose one")
     settings = getattr(args, "policy", None)

@@ -21,7 +21,7 @@ their checkpoint survive.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -69,6 +69,8 @@ class ThreadPlan:
     """Kept checkpoints whose parent is deleted: their parent pointer is cleared."""
     dropped_namespaces: frozenset[str] = frozenset()
     """Subgraph calls whose root checkpoint is not kept: their rows all go."""
+    whole: bool = False
+    """The whole thread goes (`--delete-idle`)."""
 
     @property
     def checkpoints_deleted(self) -> int:
@@ -212,11 +214,48 @@ def written_since(rows: Iterable[StoredCheckpoint], moment: datetime) -> bool:
 
 
 def thread_plan(
-    thread_id: str, rows: Sequence[StoredCheckpoint], rules: PruneRules
+    thread_id: str,
+    rows: Sequence[StoredCheckpoint],
+    rules: PruneRules,
+    asking: Collection[tuple[str, str]] = (),
 ) -> ThreadPlan | ThreadPruned:
     """The plan for one thread's rows, or its outcome where it is left as it is: written
-    within --min-idle, or nothing to delete."""
+    within --min-idle, or nothing to delete. `asking` holds the (namespace, checkpoint
+    id) of each checkpoint with an open question (an `__interrupt__` write), read where
+    the thread is idle enough to go whole (`idle`)."""
     if written_since(rows, rules.recent_after):
         return ThreadPruned(thread_id, skipped="recent")
+    if idle(rows, rules) and (rules.include_waiting or not waits(rows, asking)):
+        return whole_thread(rows)
     plan = plan_thread(rows, rules.keep_last)
     return plan if plan.changes else ThreadPruned(thread_id)
+
+
+def idle(rows: Sequence[StoredCheckpoint], rules: PruneRules) -> bool:
+    """Whether `--delete-idle` deletes the thread, unless it waits on a human."""
+    return rules.idle_before is not None and not written_since(rows, rules.idle_before)
+
+
+def waits(rows: Iterable[StoredCheckpoint], asking: Collection[tuple[str, str]]) -> bool:
+    """Whether a namespace's head asks a human a question not yet answered."""
+    heads: dict[str, str] = {}
+    for row in rows:
+        heads[row.checkpoint_ns] = max(heads.get(row.checkpoint_ns, ""), row.checkpoint_id)
+    return any(head in asking for head in heads.items())
+
+
+def whole_thread(rows: Iterable[StoredCheckpoint]) -> ThreadPlan:
+    """Every checkpoint of the snapshot goes, with its writes and the blobs it names."""
+    by_ns: dict[str, list[StoredCheckpoint]] = {}
+    for row in rows:
+        by_ns.setdefault(row.checkpoint_ns, []).append(row)
+    return ThreadPlan(
+        kept={},
+        deleted={ns: sorted(r.checkpoint_id for r in found) for ns, found in by_ns.items()},
+        blobs={
+            ns: sorted({p for r in found for p in r.versions.items()})
+            for ns, found in by_ns.items()
+        },
+        orphaned={},
+        whole=True,
+    )

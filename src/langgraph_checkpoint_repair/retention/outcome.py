@@ -40,6 +40,8 @@ class ThreadPruned:
     deleted: Deleted = field(default_factory=Deleted)
     skipped: Skip | None = None
     detail: str = ""
+    whole: bool = False
+    """The whole thread was deleted (`--delete-idle`)."""
 
     @property
     def pruned(self) -> bool:

@@ -17,6 +17,10 @@ class PruneRules:
     dry_run: bool = False
     archive: bool = True
     """Keep what is deleted, so that `undo` can put it back."""
+    idle_before: datetime | None = None
+    """With `--delete-idle`: a thread none of whose heads was written after this is
+    deleted whole (a thread waiting on a human only with `include_waiting`)."""
+    include_waiting: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.keep_last, bool) or not isinstance(self.keep_last, int):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ...retention.keep import StoredCheckpoint, ThreadPlan, thread_plan
+from ...retention.keep import StoredCheckpoint, ThreadPlan, idle, thread_plan
 from ...retention.outcome import ThreadPruned
 from ...retention.rules import PruneRules
 
@@ -55,6 +55,10 @@ FROM checkpoints c WHERE thread_id = %s"""
 stored inline are read here; which delta channels have a blob is asked only of a
 thread that has delta channels (`BLOBS_HELD_SQL`)."""
 
+ASKING_SQL = """
+SELECT DISTINCT checkpoint_ns, checkpoint_id FROM checkpoint_writes
+WHERE thread_id = %s AND channel = '__interrupt__'"""
+"""The checkpoints of a thread holding a question (read for `--delete-idle`)."""
 BLOBS_HELD_SQL = """
 SELECT b.checkpoint_ns, b.channel, b.version FROM checkpoint_blobs b
 WHERE b.thread_id = %s AND b.channel = ANY(%s) AND b.type <> 'empty'"""
@@ -237,10 +241,13 @@ def prune_steps(
     delta = delta_channels(rows)
     held = (yield BLOBS_HELD_SQL, (thread_id, delta)) if delta else []
     stored = stored_checkpoints(rows, held)
-    plan = thread_plan(thread_id, stored, rules)
+    asking = []
+    if idle(stored, rules) and not rules.include_waiting:
+        asking = yield ASKING_SQL, (thread_id,)
+    plan = thread_plan(thread_id, stored, rules, {(str(ns), str(cid)) for ns, cid in asking})
     if isinstance(plan, ThreadPruned):
         return plan
-    outcome = ThreadPruned(thread_id)
+    outcome = ThreadPruned(thread_id, whole=plan.whole)
     for table, named in OUTCOME_TABLES.items():
         if rules.dry_run:
             statement = measure_sql(table, columns[table])

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ...retention.keep import StoredCheckpoint, thread_plan
+from ...retention.keep import StoredCheckpoint, idle, thread_plan
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 
@@ -43,6 +43,10 @@ SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id > ? ORDER BY thread_i
 SKELETON_SQL = """
 SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
 FROM checkpoints WHERE thread_id = ?"""
+ASKING_SQL = """
+SELECT DISTINCT checkpoint_ns, checkpoint_id FROM writes
+WHERE thread_id = ? AND channel = '__interrupt__'"""
+"""The checkpoints of a thread holding a question (read for `--delete-idle`)."""
 SENDS_SQL = """
 SELECT DISTINCT checkpoint_ns, checkpoint_id FROM writes
 WHERE thread_id = ? AND channel = '__pregel_tasks'"""
@@ -132,10 +136,13 @@ def prune_steps(
         stored = [stored_checkpoint(row, sends, serde) for row in rows]
     except Exception:  # a row that does not decode: the thread is left as it is
         return ThreadPruned(thread_id, skipped="unreadable")
-    plan = thread_plan(thread_id, stored, rules)
+    asking = []
+    if idle(stored, rules) and not rules.include_waiting:
+        asking = yield ASKING_SQL, (thread_id,)
+    plan = thread_plan(thread_id, stored, rules, {(str(ns), str(cid)) for ns, cid in asking})
     if isinstance(plan, ThreadPruned):
         return plan
-    outcome = ThreadPruned(thread_id)
+    outcome = ThreadPruned(thread_id, whole=plan.whole)
     named = pairs(plan.deleted)
     for table in ("writes", "checkpoints"):
         (count, size), *_ = yield measure_sql(table, columns[table]), (thread_id, named)
