@@ -3,10 +3,17 @@ chain, each kept checkpoint can still be loaded as LangGraph loads it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langgraph_checkpoint_repair.retention.keep import StoredCheckpoint, ThreadPlan, plan_thread
+from langgraph_checkpoint_repair.retention.keep import (
+    StoredCheckpoint,
+    ThreadPlan,
+    plan_thread,
+    seed_missing,
+)
 
 
 def row(cid: str, parent: str | None, ns: str = "", **fields: object) -> StoredCheckpoint:
@@ -32,6 +39,7 @@ def threads(draw: st.DrawFn) -> list[StoredCheckpoint]:
                 holds=holds,
                 delta=frozenset({"messages"}),
                 needs_parent=draw(st.booleans()) and n % 5 == 0,
+                step=n - 1,
             )
         )
     return rows
@@ -116,3 +124,38 @@ def test_a_subgraph_call_lives_while_its_root_checkpoint_is_kept() -> None:
 def test_a_kept_repair_keeps_the_head_it_repaired() -> None:
     rows = [row("a", None), row("b", "a"), row("c", "b", repaired_from="b")]
     assert plan_thread(rows).kept == {"": ["b", "c"]}
+
+
+@settings(max_examples=300, deadline=None)
+@given(threads(), st.integers(1, 4))
+def test_a_prune_never_leaves_a_chain_cut(rows: list[StoredCheckpoint], keep: int) -> None:
+    """What a plan keeps, parent pointers cleared as the prune clears them, still finds
+    every delta channel's seed (or the thread's first checkpoint)."""
+    assert not seed_missing(rows)
+    plan = plan_thread(rows, keep)
+    kept, orphaned = set(plan.kept.get("", [])), set(plan.orphaned.get("", []))
+    left = [
+        replace(r, parent_id=None) if r.checkpoint_id in orphaned else r
+        for r in rows
+        if r.checkpoint_id in kept
+    ]
+    assert not seed_missing(left)
+
+
+def test_a_chain_cut_short_is_told_from_one_that_begins() -> None:
+    delta = frozenset({"messages"})
+
+    def chain(*parents: str | None, first_step: int = -1) -> list[StoredCheckpoint]:
+        found = []
+        for n, parent in enumerate(parents):
+            step = first_step + n
+            versions = {"messages": str(n)}
+            found.append(row(f"c{n}", parent, versions=versions, delta=delta, step=step))
+        return found
+
+    assert not seed_missing(chain(None, "c0", "c1"))  # back to the input: starts empty
+    assert seed_missing(chain("gone", "c0", "c1"))  # the first row's parent is not stored
+    assert seed_missing(chain(None, "c0", "c1", first_step=0))  # a pointer cleared mid-thread
+    seeded = chain("gone", "c0", "c1")
+    seeded[1] = replace(seeded[1], holds=delta)
+    assert not seed_missing(seeded)  # the seed is kept: what came before is not needed

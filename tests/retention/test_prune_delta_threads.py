@@ -127,3 +127,16 @@ async def test_undo_puts_a_delta_threads_rows_back_byte_for_byte(store: PrunedSt
     assert stored_rows(store.reader) == before
     await store.invoke(graph, {"messages": [HumanMessage("on")]}, thread("back"))
     assert len((await store.get_state(graph, thread("back"))).values["messages"]) == 12
+
+
+async def test_a_delta_thread_another_prune_cut_is_left_as_it_is(store: PrunedStore) -> None:
+    await talked(store, "cut", 4)
+    keep_only_the_newest(store, "cut")
+    await talked(store, "whole", 4)
+    before = [row for row in stored_rows(store.reader)["checkpoints"] if row[0] == "cut"]
+
+    report = await prune(store)
+
+    assert dict(report.skipped) == {"delta_seed_missing": 1}
+    assert report.threads_pruned == 1  # the whole one
+    assert [row for row in stored_rows(store.reader)["checkpoints"] if row[0] == "cut"] == before

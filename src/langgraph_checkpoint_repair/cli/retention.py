@@ -25,6 +25,7 @@ SKIP_REASONS = {
     "changed": "the application changed it meanwhile (run again to finish)",
     "langgraphjs": "LangGraph.js's rows (not pruned)",
     "unreadable": "a checkpoint that does not decode",
+    "delta_seed_missing": "a delta channel whose chain was already cut (left as it is)",
 }
 
 

@@ -52,6 +52,8 @@ class StoredCheckpoint:
     """For a checkpoint a repair wrote, the head it repaired: undo copies it back."""
     written_at: str | None = None
     """Its `ts`, as stored."""
+    step: int | None = None
+    """Its metadata's `step`: -1 for a thread's first checkpoint (the input)."""
 
 
 @dataclass(frozen=True)
@@ -225,10 +227,39 @@ def thread_plan(
     the thread is idle enough to go whole (`idle`)."""
     if written_since(rows, rules.recent_after):
         return ThreadPruned(thread_id, skipped="recent")
+    if seed_missing(rows):
+        return ThreadPruned(thread_id, skipped="delta_seed_missing")
     if idle(rows, rules) and (rules.include_waiting or not waits(rows, asking)):
         return whole_thread(rows)
     plan = plan_thread(rows, rules.keep_last)
     return plan if plan.changes else ThreadPruned(thread_id)
+
+
+def seed_missing(rows: Iterable[StoredCheckpoint]) -> bool:
+    """Whether a namespace's head rebuilds a delta channel from a chain cut short: the
+    walk ends, with no seed, at a checkpoint whose parent is gone (its pointer names no
+    stored row, or was cleared on a checkpoint that is not the thread's first). LangGraph
+    would rebuild the channel from nothing; a prune keeps such a thread as it is."""
+    by_ns: dict[str, dict[str, StoredCheckpoint]] = {}
+    for row in rows:
+        by_ns.setdefault(row.checkpoint_ns, {})[row.checkpoint_id] = row
+    for namespace in by_ns.values():
+        head = namespace[max(namespace)]
+        delta = frozenset().union(*(row.delta for row in namespace.values()))
+        for channel in delta:
+            if channel in head.versions and channel not in head.holds:
+                walked = list(_walk_to_seed(namespace, head, channel))
+                last = namespace[walked[-1]] if walked else head
+                if channel not in last.holds and _cut_at(namespace, last):
+                    return True
+    return False
+
+
+def _cut_at(namespace: Mapping[str, StoredCheckpoint], row: StoredCheckpoint) -> bool:
+    """Whether the chain ends at `row` because its parent went, not because it began."""
+    if row.parent_id is not None:
+        return True  # a parent not stored, or one out of order
+    return row.step is not None and row.step >= 0
 
 
 def idle(rows: Sequence[StoredCheckpoint], rules: PruneRules) -> bool:

@@ -49,7 +49,8 @@ SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id,
             AND w.checkpoint_id = c.parent_checkpoint_id AND w.channel = '__pregel_tasks')
         ELSE false END,
     metadata -> 'langgraph_repair' ->> 'source_checkpoint_id',
-    checkpoint ->> 'ts'
+    checkpoint ->> 'ts',
+    CASE WHEN metadata ->> 'step' ~ '^-?[0-9]{1,9}$' THEN (metadata ->> 'step')::int END
 FROM checkpoints c WHERE thread_id = %s"""
 """Every checkpoint of a thread, without its values: what a plan is made of. The keys
 stored inline are read here; which delta channels have a blob is asked only of a
@@ -163,7 +164,7 @@ def stored_checkpoints(
     """`SKELETON_SQL`'s rows, with the delta channels' blobs `BLOBS_HELD_SQL` found."""
     held = {(str(ns), str(ch), str(v)) for ns, ch, v in blobs}
     found = []
-    for ns, cid, parent, versions, inline, counted, root, sends, source, ts in rows:
+    for ns, cid, parent, versions, inline, counted, root, sends, source, ts, step in rows:
         as_text = {str(ch): str(v) for ch, v in (versions or {}).items()}
         holds = set(inline) | {ch for ch, v in as_text.items() if (ns, ch, v) in held}
         stored = StoredCheckpoint(
@@ -177,6 +178,7 @@ def stored_checkpoints(
             needs_parent=bool(sends),
             repaired_from=source,
             written_at=ts,
+            step=step,
         )
         found.append(stored)
     return found

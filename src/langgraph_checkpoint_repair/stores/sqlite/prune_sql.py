@@ -202,7 +202,7 @@ def stored_checkpoint(
     counters = metadata.get("counters_since_delta_snapshot")
     parents = metadata.get("parents")
     detail = metadata.get("langgraph_repair")
-    version = checkpoint.get("v")
+    version, step = checkpoint.get("v"), metadata.get("step")
     return StoredCheckpoint(
         ns,
         cid,
@@ -214,4 +214,5 @@ def stored_checkpoint(
         needs_parent=isinstance(version, int) and version < 4 and (ns, parent) in sends,
         repaired_from=detail.get("source_checkpoint_id") if isinstance(detail, dict) else None,
         written_at=checkpoint.get("ts"),
+        step=step if isinstance(step, int) and not isinstance(step, bool) else None,
     )
