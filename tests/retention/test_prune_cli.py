@@ -12,7 +12,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from tests.support.cli_runs import last_json, run_cli, sqlite_rows
+from tests.support.cli_runs import last_json, postgres_rows, run_cli, sqlite_rows
 from tests.support.factories import POSTGRES_ENV
 from tests.support.pruning import plain_chat, thread
 
@@ -131,3 +131,42 @@ def test_an_async_saver_from_a_factory_is_pruned_undone_and_forgotten(pg_uri: st
     forgot = run_cli("forget", factory, "--run", run_id, "--json", **env)
     assert forgot.returncode == 0, forgot.stderr
     assert last_json(forgot.stdout)["archived_rows_dropped"] == 0  # undo emptied it
+
+
+def test_vacuum_gives_a_sqlite_files_pages_back(tmp_path: Path) -> None:
+    path = tmp_path / "threads.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        seed_chats(saver, threads=20, turns=6)
+    size = path.stat().st_size
+
+    pruned = run_cli("prune", f"sqlite:///{path}", "--min-idle", "0", "--no-archive", "--vacuum")
+
+    assert pruned.returncode == 0, pruned.stderr
+    assert "without its free pages" in pruned.stdout
+    assert path.stat().st_size < size / 2
+
+
+def test_vacuum_on_postgresql_is_refused_before_anything_is_deleted(pg_uri: str) -> None:
+    with PostgresSaver.from_conn_string(pg_uri) as saver:
+        saver.setup()
+        seed_chats(saver)
+    before = postgres_rows(pg_uri)
+
+    refused = run_cli("prune", pg_uri, "--min-idle", "0", "--vacuum")
+
+    assert refused.returncode == 2
+    assert "VACUUM FULL" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    assert postgres_rows(pg_uri) == before
+
+
+def test_shards_prune_every_thread_once(sqlite_store: tuple[str, Path]) -> None:
+    target, path = sqlite_store
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        seed_chats(saver, threads=12)
+    pruned = [
+        last_json(run_cli("prune", target, "--min-idle", "0", "--shard", f"{k}/3", "--json").stdout)
+        for k in range(3)
+    ]
+    assert sum(report["threads_pruned"] for report in pruned) == 12
+    assert all(report["threads_pruned"] < 12 for report in pruned)
+    assert len(sqlite_rows(path)) == 13  # a head per thread, and the count of writes

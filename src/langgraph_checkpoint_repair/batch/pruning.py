@@ -18,7 +18,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from ..decisions.plan import new_run_id
+from ..decisions.plan import new_run_id, shard_of
 from ..retention.outcome import Deleted, ThreadPruned
 from ..retention.rules import PruneRules
 from ..stores.pruners import pruner_for
@@ -41,6 +41,8 @@ class PruneReport:
     deleted: Deleted = field(default_factory=Deleted)
     skipped: Counter[str] = field(default_factory=Counter)
     stopped: bool = False
+    vacuumed: bool = False
+    """The file was rewritten without its free pages afterwards (`vacuum`)."""
     pruned: list[str] = field(default_factory=list)
     """The threads pruned, in the order they were."""
 
@@ -69,6 +71,7 @@ class PruneReport:
             "bytes_freed": dict(self.deleted.bytes),
             "skipped": dict(sorted(self.skipped.items())),
             "stopped": self.stopped,
+            "vacuumed": self.vacuumed,
         }
 
 
@@ -98,10 +101,13 @@ class PruneRun:
 
     rules: PruneRules
     threads: Sequence[str] | None
+    shard: tuple[int, int] | None
     limit: int | None
     stop: threading.Event | None
     on_thread: Callable[[ThreadPruned], Any] | None
     arguments: dict[str, Any]
+    vacuum: bool
+    """Give the freed pages back to the file system afterwards (SQLite's VACUUM)."""
 
     def stopping(self, report: PruneReport) -> bool:
         """Whether the run ends before its next thread (stopped, or its limit reached)."""
@@ -109,6 +115,10 @@ class PruneRun:
             report.stopped = True
             return True
         return self.limit is not None and report.threads_pruned >= self.limit
+
+    def takes(self, thread_id: str) -> bool:
+        """Whether the thread is in this run's shard (every thread without one)."""
+        return self.shard is None or shard_of(thread_id, self.shard[1]) == self.shard[0]
 
     def add(self, report: PruneReport, outcome: ThreadPruned) -> None:
         report.add(outcome)
@@ -124,11 +134,14 @@ def _run(
     delete_idle: timedelta | None = None,
     include_waiting: bool = False,
     threads: Sequence[str] | None = None,
+    shard: tuple[int, int] | None = None,
     limit: int | None = None,
     stop: threading.Event | None = None,
     on_thread: Callable[[ThreadPruned], Any] | None = None,
     arguments: dict[str, Any] | None = None,
+    vacuum: bool = False,
 ) -> tuple[PruneRun, PruneReport]:
+    checks.shard(shard)
     now = datetime.now(timezone.utc)
     recent_after = now - checks.idle_time(min_idle, now)
     idle_before = None if delete_idle is None else now - checks.idle_time(delete_idle, now)
@@ -139,8 +152,9 @@ def _run(
         "archive": archive,
         "delete_idle": None if delete_idle is None else str(delete_idle),
         "include_waiting": include_waiting,
+        "shard": None if shard is None else f"{shard[0]}/{shard[1]}",
     }
-    run = PruneRun(rules, threads, limit, stop, on_thread, settings)
+    run = PruneRun(rules, threads, shard, limit, stop, on_thread, settings, vacuum)
     return run, PruneReport(new_run_id(), dry_run, archive and not dry_run)
 
 
@@ -150,19 +164,24 @@ def prune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> PruneRepo
     written within `min_idle` are left to the application. With `delete_idle`, a thread
     none of whose heads was written within it is deleted whole, unless it waits on a
     human (`include_waiting` deletes those too). Settings: `keep_last`, `min_idle`,
-    `dry_run`, `archive`, `delete_idle`, `include_waiting`, `threads`, `limit`, `stop`,
-    `on_thread`."""
+    `dry_run`, `archive`, `delete_idle`, `include_waiting`, `threads`, `shard`, `limit`,
+    `stop`, `on_thread`, `vacuum`."""
     run, report = _run(**settings)
     pruner = pruner_for(saver)
+    refuse_vacuum(pruner, run)
     pruner.ready(archive=run.rules.archive, writes=not run.rules.dry_run)
     if not report.dry_run:
         pruner.begin_run(report.run_id, run.arguments)
-    for thread_id in itertools.chain.from_iterable(pruner.thread_pages(run.threads)):
+    threads = itertools.chain.from_iterable(pruner.thread_pages(run.threads))
+    for thread_id in filter(run.takes, threads):
         if run.stopping(report):
             break
         run.add(report, pruner.prune_thread(report.run_id, thread_id, run.rules))
     if not report.dry_run:
         pruner.finish_run(report.run_id, report.to_json())
+        if run.vacuum:
+            pruner.vacuum()
+            report.vacuumed = True
     return report
 
 
@@ -170,16 +189,34 @@ async def aprune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> Pr
     """The async twin of `prune_threads`."""
     run, report = _run(**settings)
     pruner = pruner_for(saver, asynchronous=True)
+    refuse_vacuum(pruner, run)
     await pruner.ready(archive=run.rules.archive, writes=not run.rules.dry_run)
     if not report.dry_run:
         await pruner.begin_run(report.run_id, run.arguments)
     async for thread_id in _each(pruner.thread_pages(run.threads)):
+        if not run.takes(thread_id):
+            continue
         if run.stopping(report):
             break
         run.add(report, await pruner.prune_thread(report.run_id, thread_id, run.rules))
     if not report.dry_run:
         await pruner.finish_run(report.run_id, report.to_json())
+        if run.vacuum:
+            await pruner.vacuum()
+            report.vacuumed = True
     return report
+
+
+NO_VACUUM = (
+    "--vacuum gives a SQLite file's freed pages back; on PostgreSQL, run VACUUM FULL on "
+    "checkpoints, checkpoint_blobs and checkpoint_writes (it locks each table)"
+)
+
+
+def refuse_vacuum(pruner: Any, run: PruneRun) -> None:
+    """A vacuum asked of a store that has none is refused before anything is deleted."""
+    if run.vacuum and not pruner.vacuums:
+        raise ValueError(NO_VACUUM)
 
 
 async def _each(pages: AsyncIterator[list[str]]) -> AsyncIterator[str]:

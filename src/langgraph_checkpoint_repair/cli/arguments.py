@@ -206,6 +206,14 @@ def prune_arguments(command: argparse.ArgumentParser) -> None:
         help="with --delete-idle: delete idle threads waiting on a human too",
     )  # fmt: skip
     command.add_argument(
+        "--shard", type=shard, metavar="K/N",
+        help="only part K of N (0 <= K < N): N runs, one per part, cover every thread once",
+    )  # fmt: skip
+    command.add_argument(
+        "--vacuum", action="store_true",
+        help="SQLite: give the freed pages back to the file system afterwards (VACUUM)",
+    )  # fmt: skip
+    command.add_argument(
         "--list", action="store_true", help="print each pruned thread's id, one per line"
     )
 

@@ -51,6 +51,8 @@ def _settings(job: Job) -> dict[str, Any]:
         "delete_idle": args.delete_idle,
         "include_waiting": args.include_waiting,
         "threads": args.thread,
+        "shard": args.shard,
+        "vacuum": args.vacuum,
         "limit": args.limit,
         "stop": job.stop.event,
         "on_thread": _listing(job) if args.list else None,
@@ -97,7 +99,9 @@ def print_prune(report: PruneReport, out: Any) -> None:
     print_table(rows, out)
     for reason in sorted(report.skipped):
         out.write(f"skipped {reason}: {SKIP_REASONS.get(reason, reason)}\n")
-    if freed and not report.dry_run:
+    if report.vacuumed:
+        out.write("the file was rewritten without its free pages (VACUUM)\n")
+    elif freed and not report.dry_run:
         out.write(f"{GIVE_BACK}\n")
 
 

@@ -30,6 +30,8 @@ class AsyncPostgresPruner:
 
     restore_needs = privileges.RESTORE_NEEDS
     forget_needs = privileges.FORGET_NEEDS
+    vacuums = False
+    """Its file is given back by VACUUM FULL, which locks each table: left to the operator."""
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         self.store = AsyncPostgresStore(saver)

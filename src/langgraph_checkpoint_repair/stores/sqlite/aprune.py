@@ -23,6 +23,7 @@ class AsyncSqlitePruner:
 
     restore_needs = None
     forget_needs = None
+    vacuums = True
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         self.saver = saver
@@ -89,6 +90,10 @@ class AsyncSqlitePruner:
 
     async def forget(self, run_id: str) -> int:
         return await self._in_transaction(ps.forget_steps(run_id))
+
+    async def vacuum(self) -> None:
+        async with self.writing, self.lock:
+            await self.conn.execute("VACUUM")
 
     async def _in_transaction(self, steps: ps.Steps[T], begin: str = sql.BEGIN_SQL) -> T:
         async with self.writing, self.lock:

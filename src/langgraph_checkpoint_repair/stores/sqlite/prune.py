@@ -33,6 +33,7 @@ class SqlitePruner:
 
     restore_needs = None
     forget_needs = None
+    vacuums = True
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         self.saver = saver
@@ -97,6 +98,11 @@ class SqlitePruner:
 
     def forget(self, run_id: str) -> int:
         return self._in_transaction(ps.forget_steps(run_id))
+
+    def vacuum(self) -> None:
+        """The file rewritten without its free pages (no transaction may be open)."""
+        with self.writing, self.lock:
+            self.conn.execute("VACUUM")
 
     def _in_transaction(self, steps: ps.Steps[T], begin: str = sql.BEGIN_SQL) -> T:
         """`steps` in one transaction, committed unless they raise."""
