@@ -12,6 +12,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from tests.cli.test_cli_views import in_a_terminal
 from tests.support.cli_runs import last_json, postgres_rows, run_cli, sqlite_rows
 from tests.support.factories import POSTGRES_ENV
 from tests.support.pruning import plain_chat, thread
@@ -170,3 +171,13 @@ def test_shards_prune_every_thread_once(sqlite_store: tuple[str, Path]) -> None:
     assert sum(report["threads_pruned"] for report in pruned) == 12
     assert all(report["threads_pruned"] < 12 for report in pruned)
     assert len(sqlite_rows(path)) == 13  # a head per thread, and the count of writes
+
+
+def test_progress_in_a_terminal_counts_threads_and_pruned_ones(
+    sqlite_store: tuple[str, Path],
+) -> None:
+    target, _ = sqlite_store
+    looked = in_a_terminal("prune", target, "--min-idle", "0", "--dry-run")
+    assert "looking at 2 threads" in looked and "2 pruned" in looked
+    pruned = in_a_terminal("prune", target, "--min-idle", "0")
+    assert "pruning 2 threads" in pruned and "2 pruned" in pruned

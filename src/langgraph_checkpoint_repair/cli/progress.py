@@ -1,4 +1,5 @@
-"""The progress display of `scan` and `repair`: a Rich bar on a terminal, nothing elsewhere.
+"""The progress display of `scan`, `repair` and `prune`: a Rich bar on a terminal,
+nothing elsewhere.
 
 With a total (PostgreSQL and SQLite count heads in one query), a bar with
 done/total and the time left; without one (any other saver, whose heads are
@@ -23,6 +24,7 @@ from rich.progress import (
 )
 
 from ..batch import RunReport
+from ..retention.outcome import ThreadPruned
 
 
 class RunProgress:
@@ -79,3 +81,36 @@ def _columns(total: int | None, repairing: bool) -> list[ProgressColumn | str]:
         TextColumn(counts),
         TimeElapsedColumn(),
     ]
+
+
+class PruneProgress:
+    """`prune`'s display: a spinner with the threads looked at and pruned, on a terminal.
+    Call it with each thread's outcome; use it as a context manager."""
+
+    def __init__(self, verb: str, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.enabled = self.console.is_terminal
+        columns = [
+            SpinnerColumn(),
+            TextColumn("{task.description} {task.completed:,} threads"),
+            TaskProgressColumn(show_speed=True),
+            TextColumn("{task.fields[pruned]:,} pruned"),
+            TimeElapsedColumn(),
+        ]
+        self.progress = Progress(*columns, console=self.console, transient=False)
+        self.task = self.progress.add_task(verb, total=None, pruned=0)
+        self.pruned = 0
+
+    def __call__(self, outcome: ThreadPruned) -> None:
+        self.pruned += outcome.pruned
+        if self.enabled:
+            self.progress.update(self.task, advance=1, pruned=self.pruned)
+
+    def __enter__(self) -> PruneProgress:
+        if self.enabled:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.enabled:
+            self.progress.stop()

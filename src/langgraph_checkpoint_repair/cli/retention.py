@@ -4,7 +4,10 @@ commands names these functions, so what they need is imported when they run."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from .exits import EXIT_OK
@@ -32,17 +35,30 @@ SKIP_REASONS = {
 def prune(job: Job, saver: BaseCheckpointSaver[Any]) -> PruneReport:
     from ..batch.pruning import prune_threads
 
-    return prune_threads(saver, **_settings(job))
+    with _progress(job) as progress:
+        return prune_threads(saver, **_settings(job, progress))
 
 
 async def aprune(job: Job, saver: BaseCheckpointSaver[Any]) -> PruneReport:
     from ..batch.pruning import aprune_threads
 
-    return await aprune_threads(saver, **_settings(job))
+    with _progress(job) as progress:
+        return await aprune_threads(saver, **_settings(job, progress))
 
 
-def _settings(job: Job) -> dict[str, Any]:
+def _progress(job: Job) -> AbstractContextManager[Callable[[Any], None] | None]:
+    """A spinner on a terminal (Rich imported then), else nothing to draw."""
+    if not job.progress_shown:
+        return contextlib.nullcontext(None)
+    from .progress import PruneProgress
+
+    return PruneProgress("looking at" if job.args.dry_run else "pruning")
+
+
+def _settings(job: Job, progress: Callable[[Any], None] | None) -> dict[str, Any]:
     args = job.args
+    listing = _listing(job) if args.list else None
+    tellers = [tell for tell in (listing, progress) if tell is not None]
     return {
         "keep_last": args.keep_last,
         "min_idle": args.min_idle,
@@ -55,8 +71,18 @@ def _settings(job: Job) -> dict[str, Any]:
         "vacuum": args.vacuum,
         "limit": args.limit,
         "stop": job.stop.event,
-        "on_thread": _listing(job) if args.list else None,
+        "on_thread": _telling(tellers) if tellers else None,
     }
+
+
+def _telling(tellers: list[Callable[[Any], None]]) -> Callable[[Any], None]:
+    """One callback handing each thread's outcome to every one of `tellers`."""
+
+    def tell(outcome: Any) -> None:
+        for teller in tellers:
+            teller(outcome)
+
+    return tell
 
 
 def _listing(job: Job) -> Any:
