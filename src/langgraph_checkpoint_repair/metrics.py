@@ -1,11 +1,13 @@
 """Repair counts on OpenTelemetry metrics, when the application has OpenTelemetry.
 
-The meter `langgraph_checkpoint_repair` holds three counters:
+The meter `langgraph_checkpoint_repair` holds four counters:
 `langgraph_repair.repairs` (one per repaired channel of a load, a batch head or a
 model call; attributes `surface` and `channel`), `langgraph_repair.actions`
-(one per action; attributes `action`, `surface`, `channel`) and
+(one per action; attributes `action`, `surface`, `channel`),
 `langgraph_repair.lost_types` (one per type a load met that cannot be rebuilt
-here; attribute `surface`), and one gauge, `langgraph_repair.waiting_heads`: the heads
+here; attribute `surface`) and `langgraph_repair.pruned_rows` (one per row a prune
+deleted; attributes `table` and `surface`: `batch` for `prune`, `wrapper` for the
+wrapper's `prune`/`aprune`), and one gauge, `langgraph_repair.waiting_heads`: the heads
 waiting on a human the last whole `scan --waiting` (or `scan --json`) found, by age
 (attribute `idle`: under_1h, 1h_to_1d, 1d_to_7d, 7d_or_more, unknown; and `shard`,
 K/N, for a run over one shard). Attributes take
@@ -32,12 +34,13 @@ from typing import Any, Literal
 from .compatibility.features import installed_version
 from .engine import RepairAction
 
-Surface = Literal["load", "batch", "in_run"]
+Surface = Literal["load", "batch", "in_run", "wrapper"]
 
 METER = "langgraph_checkpoint_repair"
 REPAIRS = "langgraph_repair.repairs"
 ACTIONS = "langgraph_repair.actions"
 LOST_TYPES = "langgraph_repair.lost_types"
+PRUNED_ROWS = "langgraph_repair.pruned_rows"
 WAITING_HEADS = "langgraph_repair.waiting_heads"
 IDLE_BUCKETS = ("under_1h", "1h_to_1d", "1d_to_7d", "7d_or_more", "unknown")
 _DISTRIBUTION = "langgraph-checkpoint-repair"
@@ -46,8 +49,8 @@ logger = logging.getLogger("langgraph_checkpoint_repair")
 
 _absent = False
 """Set once OpenTelemetry was looked for and not found (or failed to start)."""
-_counters: tuple[Any, Any, Any] | None = None
-"""The repairs, actions and lost types counters, made at the first record."""
+_counters: tuple[Any, Any, Any, Any] | None = None
+"""The repairs, actions, lost types and pruned rows counters, made at the first record."""
 _starting = threading.Lock()
 _waiting: dict[tuple[tuple[str, str], ...], int] = {}
 """The gauge's values as of the last whole run, by their attributes."""
@@ -61,7 +64,7 @@ def record_repairs(surface: Surface, actions: Mapping[str, Sequence[RepairAction
         counters = _counters or _start()
         if counters is None:
             return
-        repairs, by_action, _ = counters
+        repairs, by_action, *_ = counters
         for channel, acts in actions.items():
             repairs.add(1, {"surface": surface, "channel": channel})
             for kind, count in Counter(action.kind for action in acts).items():
@@ -80,6 +83,20 @@ def record_lost_types(surface: Surface, count: int) -> None:
             counters[2].add(count, {"surface": surface})
     except Exception:
         logger.debug("could not record lost type metrics", exc_info=True)
+
+
+def record_pruned(surface: Surface, rows: Mapping[str, int]) -> None:
+    """Count the rows a prune deleted (table -> rows), on `surface`."""
+    if _absent or not any(rows.values()):
+        return
+    try:
+        counters = _counters or _start()
+        if counters is not None:
+            for table, count in rows.items():
+                if count:
+                    counters[3].add(count, {"table": table, "surface": surface})
+    except Exception:
+        logger.debug("could not record pruned rows", exc_info=True)
 
 
 def record_waiting(by_age: Mapping[str, int], shard: tuple[int, int] | None = None) -> None:
@@ -116,7 +133,7 @@ def _observe_waiting(options: Any) -> list[Any]:
     return [Observation(count, dict(attributes)) for attributes, count in _waiting.items()]
 
 
-def _start() -> tuple[Any, Any, Any] | None:
+def _start() -> tuple[Any, Any, Any, Any] | None:
     """The counters, made once; None (and nothing imported) without OpenTelemetry."""
     global _absent, _counters
     with _starting:
@@ -126,7 +143,7 @@ def _start() -> tuple[Any, Any, Any] | None:
         return _counters
 
 
-def _make_counters() -> tuple[Any, Any, Any] | None:
+def _make_counters() -> tuple[Any, Any, Any, Any] | None:
     try:
         if importlib.util.find_spec("opentelemetry") is None:
             return None
@@ -143,10 +160,13 @@ def _make_counters() -> tuple[Any, Any, Any] | None:
     lost = meter.create_counter(
         LOST_TYPES, unit="{type}", description="Stored types a load could not rebuild here."
     )
+    pruned = meter.create_counter(
+        PRUNED_ROWS, unit="{row}", description="Rows a prune deleted, per table and surface."
+    )
     meter.create_observable_gauge(
         WAITING_HEADS,
         callbacks=[_observe_waiting],
         unit="{head}",
         description="Heads waiting on a human at the last whole scan, by how long idle.",
     )
-    return repairs, actions, lost
+    return repairs, actions, lost, pruned

@@ -29,10 +29,17 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from langgraph_checkpoint_repair import PatchingCheckpointer
 from langgraph_checkpoint_repair.agents import RepairToolCallsMiddleware
-from langgraph_checkpoint_repair.batch import repair_threads
+from langgraph_checkpoint_repair.batch import prune_threads, repair_threads
 from langgraph_checkpoint_repair.decisions.plan import shard_of
 from langgraph_checkpoint_repair.decoding.finders import module_findable
-from langgraph_checkpoint_repair.metrics import ACTIONS, LOST_TYPES, METER, REPAIRS, WAITING_HEADS
+from langgraph_checkpoint_repair.metrics import (
+    ACTIONS,
+    LOST_TYPES,
+    METER,
+    PRUNED_ROWS,
+    REPAIRS,
+    WAITING_HEADS,
+)
 from tests.support.agents import ToolBox, chat_graph, thread
 from tests.support.asking_graphs import answer_first, build
 from tests.support.asking_graphs import thread as asking_thread
@@ -45,7 +52,7 @@ from tests.support.stores import Store, open_store
 from tests.support.waiting_threads import WAITING, seed_waiting
 
 Point = tuple[str, frozenset[tuple[str, Any]]]
-ATTRIBUTES = {"surface", "channel", "action"}
+ATTRIBUTES = {"surface", "channel", "action", "table"}
 ASK = {"messages": [HumanMessage("Weather in Paris?")]}
 CHANGE = {"messages": [HumanMessage("Never mind, tell me a joke.")]}
 MIXED = [
@@ -422,3 +429,25 @@ async def test_a_whole_waiting_scan_sets_the_gauge_of_waiting_heads_by_age(
     assert sharded[frozenset({("idle", "under_1h"), ("shard", "0/2")})] == in_shard
     assert sharded[idle("7d_or_more")] == len(WAITING)  # the whole store's, unchanged
     assert not {str(value) for key in sharded for _, value in key} & WAITING
+
+
+async def test_prune_counts_the_rows_it_deleted_by_table_and_no_dry_run(
+    tmp_path: Path, request: pytest.FixtureRequest, reader: InMemoryMetricReader
+) -> None:
+    async with open_store("sqlite", tmp_path, request) as store:
+        graph = chat_graph(store.saver)
+        for turn in range(3):
+            graph.invoke({"messages": [HumanMessage(f"turn {turn}")]}, config("pruned"))
+        before = counts(reader)
+        prune_threads(store.saver, min_idle=0, dry_run=True)
+        assert taken(reader, before) == Counter()
+        report = prune_threads(store.saver, min_idle=0)
+    delta = taken(reader, before)
+    rows = report.deleted.rows
+    assert delta == Counter(
+        {
+            (PRUNED_ROWS, frozenset({("table", table), ("surface", "batch")})): rows[table]
+            for table in ("checkpoints", "writes")
+        }
+    )
+    no_thread_ids(delta, "pruned")

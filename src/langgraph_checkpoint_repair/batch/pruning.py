@@ -18,6 +18,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from .. import metrics
 from ..decisions.plan import new_run_id, shard_of
 from ..retention.outcome import Deleted, ThreadPruned
 from ..retention.rules import PruneRules
@@ -122,6 +123,8 @@ class PruneRun:
 
     def add(self, report: PruneReport, outcome: ThreadPruned) -> None:
         report.add(outcome)
+        if outcome.pruned and not self.rules.dry_run:
+            metrics.record_pruned("batch", outcome.deleted.rows)
         if self.on_thread is not None:
             self.on_thread(outcome)
 

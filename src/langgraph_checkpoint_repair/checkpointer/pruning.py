@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .. import metrics
 from ..retention.outcome import ThreadPruned
 from ..retention.rules import PruneRules
 from ..stores.pruners import can_prune, is_async, pruner_for
@@ -79,5 +80,8 @@ def safe_aprune(inner: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _logged(outcome: ThreadPruned) -> None:
+    """Counted on the metrics; a thread left as it was, logged."""
+    if outcome.pruned:
+        metrics.record_pruned("wrapper", outcome.deleted.rows)
     if outcome.skipped is not None:
         logger.info("prune left thread %r as it was: %s", outcome.thread_id, outcome.skipped)
