@@ -9,6 +9,7 @@ only known once listed), a spinner with the count and the rate.
 from __future__ import annotations
 
 from types import TracebackType
+from typing import Any
 
 from rich.console import Console
 from rich.progress import (
@@ -24,7 +25,6 @@ from rich.progress import (
 )
 
 from ..batch import RunReport
-from ..retention.outcome import ThreadPruned
 
 
 class RunProgress:
@@ -101,7 +101,8 @@ class PruneProgress:
         self.task = self.progress.add_task(verb, total=None, pruned=0)
         self.pruned = 0
 
-    def __call__(self, outcome: ThreadPruned) -> None:
+    def __call__(self, outcome: Any) -> None:
+        """`outcome`: a thread's `ThreadPruned`, as `prune_threads` hands it over."""
         self.pruned += outcome.pruned
         if self.enabled:
             self.progress.update(self.task, advance=1, pruned=self.pruned)
