@@ -30,7 +30,9 @@ from .report import UnknownRun
 @dataclass
 class PruneReport:
     """What a prune did (or, in a dry run, would do), with counters that add up:
-    every thread scanned is pruned, unchanged or skipped for one reason."""
+    every thread scanned is pruned, unchanged or skipped for one reason. It keeps no
+    thread ids (`on_thread` hands each thread's outcome over), so a run's memory stays
+    flat whatever the store's size."""
 
     run_id: str
     dry_run: bool
@@ -44,8 +46,6 @@ class PruneReport:
     stopped: bool = False
     vacuumed: bool = False
     """The file was rewritten without its free pages afterwards (`vacuum`)."""
-    pruned: list[str] = field(default_factory=list)
-    """The threads pruned, in the order they were."""
 
     def add(self, outcome: ThreadPruned) -> None:
         self.threads_scanned += 1
@@ -54,7 +54,6 @@ class PruneReport:
         elif outcome.pruned:
             self.threads_pruned += 1
             self.threads_deleted += outcome.whole
-            self.pruned.append(outcome.thread_id)
             self.deleted.merge(outcome.deleted)
 
     def to_json(self) -> dict[str, Any]:
