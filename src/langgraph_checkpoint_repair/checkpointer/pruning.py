@@ -5,7 +5,8 @@ does, with no archive (LangGraph's keeps none). The Agent Server's TTL sweep
 (`checkpointer.ttl`, `strategy: keep_latest`) calls `aprune`.
 
 `strategy="delete"`, and a saver whose rows no pruner deletes, go to the inner
-saver's own method."""
+saver's own method. The pruners load at the first call: a wrapper that never prunes
+loads none of them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from typing import Any
 from .. import metrics
 from ..retention.outcome import ThreadPruned
 from ..retention.rules import PruneRules
-from ..stores.pruners import can_prune, is_async, pruner_for
 
 logger = logging.getLogger("langgraph_checkpoint_repair")
 
@@ -39,6 +39,8 @@ def safe_prune(inner: Callable[..., Any]) -> Callable[..., Any]:
     """The wrapper's `prune`, over the inner class's `inner` (kept for `delete`)."""
 
     def prune(self: Any, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        from ..stores.pruners import can_prune, is_async, pruner_for
+
         ids = checked(thread_ids, strategy)
         saver = self.saver
         if strategy == "delete" or not can_prune(saver):
@@ -62,6 +64,8 @@ def safe_aprune(inner: Callable[..., Any]) -> Callable[..., Any]:
     async def aprune(
         self: Any, thread_ids: Sequence[str], *, strategy: str = "keep_latest"
     ) -> None:
+        from ..stores.pruners import can_prune, is_async, pruner_for
+
         ids = checked(thread_ids, strategy)
         saver = self.saver
         if strategy == "delete" or not can_prune(saver):
