@@ -87,8 +87,15 @@ def build(shape: str, saver: BaseCheckpointSaver[Any]) -> CompiledStateGraph[Any
 async def answer_first(
     store: Store, graph: CompiledStateGraph[Any], shape: str, config: Any
 ) -> Any:
-    """Bring the thread to its second question; return what the run gave back."""
+    """Bring the thread to its second question; return what the run gave back.
+
+    LangGraph saves a run's pending writes from a pool of background threads, so under
+    load the plain answer's write can land after the write of the task that took it.
+    SQLite tells a stale answer by the order its rows were stored in, and such a thread
+    holds, as stored, an answer no task has read: one worker (`max_concurrency`) keeps
+    the writes in the order LangGraph made them, the order this thread is about."""
     drivable(store)
+    config = {**config, "max_concurrency": 1}
     await store.invoke(graph, {"out": ""}, config)
     if shape == "goto":
         await store.invoke(graph, Command(goto="ask"), config)
