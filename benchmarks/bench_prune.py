@@ -11,10 +11,10 @@ from the same run:
   LangGraph's prune of every thread on the other: the ratio (goal: at most 1.00x),
   and the database's own work for each (pg_stat_database tuples and buffers);
 - whether the two copies hold the same rows afterwards (a digest per table);
-- on a store of delta threads (which LangGraph refuses), the rows and bytes `prune`
-  frees.
+- with `--delta`, on a store of delta threads seeded the same way (which LangGraph
+  refuses), the rows and bytes `prune` frees.
 
-    python benchmarks/bench_prune.py [--checkpoints 200000] [--postgres postgresql://...]
+    python benchmarks/bench_prune.py [--checkpoints 200000] [--delta] [--postgres ...]
 """
 
 from __future__ import annotations
@@ -28,14 +28,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from psycopg.rows import dict_row
+from typing_extensions import TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -74,20 +75,34 @@ def databases(server: str, names: list[str]) -> Iterator[None]:
                 conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def chat(saver: PostgresSaver) -> Any:
-    builder = StateGraph(MessagesState)
+def chat(saver: PostgresSaver, delta: bool = False) -> Any:
+    """One node over `messages`: plain (add_messages), or a delta channel as deep agents
+    keep it (a snapshot every `SNAPSHOT_EVERY` updates)."""
+    builder = StateGraph(delta_state() if delta else MessagesState)
     builder.add_node("chat", lambda state: {"messages": [AIMessage("a reply of some length " * 8)]})
     builder.add_edge(START, "chat")
     builder.add_edge("chat", END)
     return builder.compile(checkpointer=saver)
 
 
-def seed(uri: str, checkpoints: int) -> int:
+SNAPSHOT_EVERY = 4
+
+
+def delta_state() -> Any:
+    from langgraph.channels.delta import DeltaChannel
+    from langgraph.graph.message import _messages_delta_reducer
+
+    reducer: Any = _messages_delta_reducer
+    channel: Any = DeltaChannel(reducer, snapshot_frequency=SNAPSHOT_EVERY)
+    return TypedDict("DeltaChat", {"messages": Annotated[list[AnyMessage], channel]})  # type: ignore[operator]
+
+
+def seed(uri: str, checkpoints: int, delta: bool = False) -> int:
     """The store, from one template thread; the number of threads."""
     with psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
         saver = PostgresSaver(conn)
         saver.setup()
-        graph = chat(saver)
+        graph = chat(saver, delta)
         config: Any = {"configurable": {"thread_id": "template"}}
         for turn in range(TURNS):
             graph.invoke({"messages": [HumanMessage(f"question {turn} " * 20)]}, config)
@@ -152,6 +167,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoints", type=int, default=200_000)
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument(
+        "--delta", action="store_true", help="also a store of delta threads (LangGraph >= 1.2)"
+    )
     args = parser.parse_args()
     tag = uuid.uuid4().hex[:8]
     seeded, a, b = (f"bench_prune_{tag}_{name}" for name in ("seed", "langgraph", "ours"))
@@ -179,6 +197,34 @@ def main() -> None:
         f"{mine.buffers / max(langgraph.buffers, 1):.2f}x buffers"
     )
     print(f"the same rows left: {same}")
+    if args.delta:
+        delta_part(server, tag, args.checkpoints)
+
+
+def delta_part(server: str, tag: str, checkpoints: int) -> None:
+    """A store of delta threads: LangGraph's prune refuses it; what `prune` frees."""
+    name = f"bench_prune_{tag}_delta"
+    with databases(server, [name]):
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        uri = in_database(server, name)
+        threads = seed(uri, checkpoints, delta=True)
+        before = digest(uri)
+        with PostgresSaver.from_conn_string(uri) as saver:
+            try:
+                saver.prune(["thread-00000001"], strategy="keep_latest")
+                refused = "accepted"
+            except NotImplementedError as error:
+                refused = f"refused ({str(error)[:60]}...)"
+            start = time.perf_counter()
+            report = prune_threads(saver, min_idle=timedelta(0))
+            seconds = time.perf_counter() - start
+        after = digest(uri)
+    rows = {table: f"{before[table][0]:,} -> {after[table][0]:,}" for table in TABLES}
+    freed = sum(report.deleted.bytes.values())
+    print(f"delta store: {checkpoints:,} checkpoints, {threads:,} threads")
+    print(f"LangGraph keep_latest: {refused}")
+    print(f"prune: {seconds:.2f} s, rows {rows}, {freed:,} bytes freed")
 
 
 if __name__ == "__main__":
