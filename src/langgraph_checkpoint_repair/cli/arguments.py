@@ -205,10 +205,7 @@ def prune_arguments(command: argparse.ArgumentParser) -> None:
         "--include-waiting", action="store_true",
         help="with --delete-idle: delete idle threads waiting on a human too",
     )  # fmt: skip
-    command.add_argument(
-        "--shard", type=shard, metavar="K/N",
-        help="only part K of N (0 <= K < N): N runs, one per part, cover every thread once",
-    )  # fmt: skip
+    _shard_option(command, "")
     command.add_argument(
         "--vacuum", action="store_true",
         help="SQLite: give the freed pages back to the file system afterwards (VACUUM)",
@@ -242,14 +239,21 @@ def _threads_and_idle(command: argparse.ArgumentParser, idle: str) -> None:
     )
 
 
+def _shard_option(command: argparse.ArgumentParser, how: str) -> None:
+    """`--shard K/N`; `how` says how the threads are split, where it matters."""
+    command.add_argument(
+        "--shard", type=shard, metavar="K/N",
+        help=f"only part K of N (0 <= K < N): N runs, one per part, cover every thread once{how}",
+    )  # fmt: skip
+
+
 def _selection(command: argparse.ArgumentParser) -> None:
     """Which heads a scan or repair looks at, and how many at once."""
     _threads_and_idle(command, "skip threads written more recently than this")
-    command.add_argument(
-        "--shard", type=shard, metavar="K/N",
-        help="only part K of N (0 <= K < N): N runs, one per part, cover every thread once "
-        "(PostgreSQL: ranges of thread ids; other stores: a stable hash of the thread id)",
-    )  # fmt: skip
+    _shard_option(
+        command,
+        " (PostgreSQL: ranges of thread ids; other stores: a stable hash of the thread id)",
+    )
     command.add_argument(
         "--concurrency", type=positive, default=4, metavar="N",
         help="threads repaired at once (default 4)",

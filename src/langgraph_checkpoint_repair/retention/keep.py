@@ -21,9 +21,10 @@ their checkpoint survive.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from ..decisions.plan import written_after
 from .outcome import ThreadPruned
@@ -290,3 +291,14 @@ def whole_thread(rows: Iterable[StoredCheckpoint]) -> ThreadPlan:
         orphaned={},
         whole=True,
     )
+
+
+def planned(
+    thread_id: str, rows: Sequence[StoredCheckpoint], rules: PruneRules, asking_sql: str
+) -> Generator[tuple[str, Sequence[Any]], list[Any], ThreadPlan | ThreadPruned]:
+    """`thread_plan`, as a store's steps run it: the thread's open questions are asked
+    of the store (`asking_sql`) only where the thread may go whole."""
+    asking: list[Any] = []
+    if idle(rows, rules) and not rules.include_waiting:
+        asking = yield asking_sql, (thread_id,)
+    return thread_plan(thread_id, rows, rules, {(str(ns), str(cid)) for ns, cid in asking})

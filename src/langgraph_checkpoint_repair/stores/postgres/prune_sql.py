@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ...retention.keep import StoredCheckpoint, ThreadPlan, idle, thread_plan
+from ...retention.keep import StoredCheckpoint, ThreadPlan, planned
 from ...retention.outcome import ThreadPruned
 from ...retention.rules import PruneRules
 
@@ -243,10 +243,7 @@ def prune_steps(
     delta = delta_channels(rows)
     held = (yield BLOBS_HELD_SQL, (thread_id, delta)) if delta else []
     stored = stored_checkpoints(rows, held)
-    asking = []
-    if idle(stored, rules) and not rules.include_waiting:
-        asking = yield ASKING_SQL, (thread_id,)
-    plan = thread_plan(thread_id, stored, rules, {(str(ns), str(cid)) for ns, cid in asking})
+    plan = yield from planned(thread_id, stored, rules, ASKING_SQL)
     if isinstance(plan, ThreadPruned):
         return plan
     outcome = ThreadPruned(thread_id, whole=plan.whole)

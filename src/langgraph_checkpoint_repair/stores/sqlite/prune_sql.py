@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ...retention.keep import StoredCheckpoint, idle, thread_plan
+from ...retention.keep import StoredCheckpoint, planned
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 
@@ -136,10 +136,7 @@ def prune_steps(
         stored = [stored_checkpoint(row, sends, serde) for row in rows]
     except Exception:  # a row that does not decode: the thread is left as it is
         return ThreadPruned(thread_id, skipped="unreadable")
-    asking = []
-    if idle(stored, rules) and not rules.include_waiting:
-        asking = yield ASKING_SQL, (thread_id,)
-    plan = thread_plan(thread_id, stored, rules, {(str(ns), str(cid)) for ns, cid in asking})
+    plan = yield from planned(thread_id, stored, rules, ASKING_SQL)
     if isinstance(plan, ThreadPruned):
         return plan
     outcome = ThreadPruned(thread_id, whole=plan.whole)
