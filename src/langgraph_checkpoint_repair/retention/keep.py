@@ -92,9 +92,7 @@ def plan_thread(rows: Iterable[StoredCheckpoint], keep_last: int = 1) -> ThreadP
     """The plan for one thread's rows, read in one snapshot."""
     if keep_last < 1:
         raise ValueError(f"keep_last must be at least 1, not {keep_last}")
-    by_ns: dict[str, dict[str, StoredCheckpoint]] = {}
-    for row in rows:
-        by_ns.setdefault(row.checkpoint_ns, {})[row.checkpoint_id] = row
+    by_ns = _by_namespace(rows)
     kept = {ns: _kept_in(namespace, keep_last) for ns, namespace in by_ns.items()}
     dropped = _dropped_calls(by_ns, kept.get("", set()))
     for ns in dropped:
@@ -109,11 +107,24 @@ def plan_thread(rows: Iterable[StoredCheckpoint], keep_last: int = 1) -> ThreadP
     )
 
 
+def _by_namespace(rows: Iterable[StoredCheckpoint]) -> dict[str, dict[str, StoredCheckpoint]]:
+    """A thread's rows by namespace, then by checkpoint id."""
+    by_ns: dict[str, dict[str, StoredCheckpoint]] = {}
+    for row in rows:
+        by_ns.setdefault(row.checkpoint_ns, {})[row.checkpoint_id] = row
+    return by_ns
+
+
+def _delta_channels(namespace: Mapping[str, StoredCheckpoint]) -> frozenset[str]:
+    """The delta channels any row of the namespace shows."""
+    return frozenset().union(*(row.delta for row in namespace.values()))
+
+
 def _kept_in(namespace: Mapping[str, StoredCheckpoint], keep_last: int) -> set[str]:
     """The namespace's head, the newest `keep_last` along its chain, and their needs."""
     head = max(namespace)
     kept = set(_ancestors(namespace, head, limit=keep_last))
-    delta = frozenset().union(*(row.delta for row in namespace.values()))
+    delta = _delta_channels(namespace)
     pending = list(kept)
     while pending:
         row = namespace[pending.pop()]
@@ -241,22 +252,18 @@ def seed_missing(rows: Iterable[StoredCheckpoint]) -> bool:
     walk ends, with no seed, at a checkpoint whose parent is gone (its pointer names no
     stored row, or was cleared on a checkpoint that is not the thread's first). LangGraph
     would rebuild the channel from nothing; a prune keeps such a thread as it is."""
-    by_ns: dict[str, dict[str, StoredCheckpoint]] = {}
-    for row in rows:
-        by_ns.setdefault(row.checkpoint_ns, {})[row.checkpoint_id] = row
-    for namespace in by_ns.values():
+    for namespace in _by_namespace(rows).values():
         head = namespace[max(namespace)]
-        delta = frozenset().union(*(row.delta for row in namespace.values()))
-        for channel in delta:
+        for channel in _delta_channels(namespace):
             if channel in head.versions and channel not in head.holds:
                 walked = list(_walk_to_seed(namespace, head, channel))
                 last = namespace[walked[-1]] if walked else head
-                if channel not in last.holds and _cut_at(namespace, last):
+                if channel not in last.holds and _cut_at(last):
                     return True
     return False
 
 
-def _cut_at(namespace: Mapping[str, StoredCheckpoint], row: StoredCheckpoint) -> bool:
+def _cut_at(row: StoredCheckpoint) -> bool:
     """Whether the chain ends at `row` because its parent went, not because it began."""
     if row.parent_id is not None:
         return True  # a parent not stored, or one out of order
@@ -278,9 +285,7 @@ def waits(rows: Iterable[StoredCheckpoint], asking: Collection[tuple[str, str]])
 
 def whole_thread(rows: Iterable[StoredCheckpoint]) -> ThreadPlan:
     """Every checkpoint of the snapshot goes, with its writes and the blobs it names."""
-    by_ns: dict[str, list[StoredCheckpoint]] = {}
-    for row in rows:
-        by_ns.setdefault(row.checkpoint_ns, []).append(row)
+    by_ns = {ns: list(namespace.values()) for ns, namespace in _by_namespace(rows).items()}
     return ThreadPlan(
         kept={},
         deleted={ns: sorted(r.checkpoint_id for r in found) for ns, found in by_ns.items()},

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, TypeVar
 
@@ -12,7 +11,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 
-from ...redact import scrubbed
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 from ..base import PAGE_SIZE, StoreNotReady
@@ -70,7 +68,7 @@ class AsyncPostgresPruner:
         await self.store.begin_run(run_id, "prune", arguments)
 
     async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
-        await self.store._write(sql.FINISH_RUN_SQL, (json.dumps(scrubbed(summary)), run_id))
+        await self.store.finish_run(run_id, summary)
 
     async def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
         async with self.store._connection() as conn:

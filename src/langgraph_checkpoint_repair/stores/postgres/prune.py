@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -12,7 +11,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from psycopg import Connection
 from psycopg.rows import tuple_row
 
-from ...redact import scrubbed
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 from ..base import PAGE_SIZE, StoreNotReady
@@ -71,7 +69,7 @@ class PostgresPruner:
         self.store.begin_run(run_id, "prune", arguments)
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
-        self.store._write(sql.FINISH_RUN_SQL, (json.dumps(scrubbed(summary)), run_id))
+        self.store.finish_run(run_id, summary)
 
     def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
         """One thread, on one snapshot, all or nothing; another prune's thread is skipped."""
