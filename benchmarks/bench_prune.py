@@ -12,15 +12,20 @@ from the same run:
   and the database's own work for each (pg_stat_database tuples and buffers);
 - whether the two copies hold the same rows afterwards (a digest per table);
 - with `--delta`, on a store of delta threads seeded the same way (which LangGraph
-  refuses), the rows and bytes `prune` frees.
+  refuses), the rows and bytes `prune` frees;
+- with `--memory`, the peak resident memory of a `prune` run in a process of its own
+  on stores of 100,000, 300,000 and 1,000,000 checkpoints (a prune holds one page of
+  threads at a time, so the peak should not grow with the store).
 
-    python benchmarks/bench_prune.py [--checkpoints 200000] [--delta] [--postgres ...]
+    python benchmarks/bench_prune.py [--checkpoints 200000] [--delta] [--memory] [--postgres ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import resource
+import subprocess
 import sys
 import time
 import uuid
@@ -170,7 +175,13 @@ def main() -> None:
     parser.add_argument(
         "--delta", action="store_true", help="also a store of delta threads (LangGraph >= 1.2)"
     )
+    parser.add_argument(
+        "--memory", action="store_true", help="also peak memory from 100k to 1M checkpoints"
+    )
+    parser.add_argument("--prune-in", help=argparse.SUPPRESS)  # the child of --memory
     args = parser.parse_args()
+    if args.prune_in:
+        return prune_and_measure(args.prune_in)
     tag = uuid.uuid4().hex[:8]
     seeded, a, b = (f"bench_prune_{tag}_{name}" for name in ("seed", "langgraph", "ours"))
     server = args.postgres
@@ -199,6 +210,8 @@ def main() -> None:
     print(f"the same rows left: {same}")
     if args.delta:
         delta_part(server, tag, args.checkpoints)
+    if args.memory:
+        memory_part(server, tag)
 
 
 def delta_part(server: str, tag: str, checkpoints: int) -> None:
@@ -225,6 +238,36 @@ def delta_part(server: str, tag: str, checkpoints: int) -> None:
     print(f"delta store: {checkpoints:,} checkpoints, {threads:,} threads")
     print(f"LangGraph keep_latest: {refused}")
     print(f"prune: {seconds:.2f} s, rows {rows}, {freed:,} bytes freed")
+
+
+MEMORY_SIZES = (100_000, 300_000, 1_000_000)
+
+
+def memory_part(server: str, tag: str) -> None:
+    """Peak memory of a prune, each in a fresh process, as the store grows."""
+    print("memory: checkpoints, seconds, peak RSS before and after the prune")
+    for size in MEMORY_SIZES:
+        name = f"bench_prune_{tag}_m{size}"
+        with databases(server, [name]):
+            with psycopg.connect(server, autocommit=True) as conn:
+                conn.execute(f"CREATE DATABASE {name}")
+            seed(in_database(server, name), size)
+            child = [sys.executable, __file__, "--prune-in", in_database(server, name)]
+            line = subprocess.run(child, check=True, capture_output=True, text=True).stdout
+        print(f"{size:>12,} {line.strip()}")
+
+
+def prune_and_measure(uri: str) -> None:
+    """In the child: one default prune of every thread, its time and peak memory."""
+    with PostgresSaver.from_conn_string(uri) as saver:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        start = time.perf_counter()
+        report = prune_threads(saver, min_idle=timedelta(0))
+        seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    deleted = report.deleted.rows["checkpoints"]
+    memory = f"{before / 1024:7.1f} MiB -> {after / 1024:7.1f} MiB"
+    print(f"{seconds:8.1f} s  {memory}  ({deleted:,} deleted)")
 
 
 if __name__ == "__main__":

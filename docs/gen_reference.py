@@ -344,6 +344,20 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "forgotten). Reported only: it never closes the gate",
         "a head with next work, with `--graph`",
     ),
+    "delta_seed_missing": (
+        "a delta channel whose walk back from the head ends, with no snapshot, where rows "
+        "were deleted (a prune that kept only the newest checkpoint): LangGraph rebuilds it "
+        "from the writes left, so the thread forgets its history without an error. The "
+        "head's outcome is `history_lost`; nothing is written on it",
+        "a selected delta channel at a head, on PostgreSQL and SQLite",
+    ),
+    "blob_missing": (
+        "the head names a version of the channel whose blob row is gone: LangGraph hands "
+        "the channel back empty (recent releases first rebuild it from the checkpoints "
+        "before the head, if any are left). The head's outcome is `history_lost`; nothing "
+        "is written on it",
+        "a selected channel stored in a blob, on PostgreSQL",
+    ),
 }
 
 

@@ -60,6 +60,8 @@ FindingCode = Literal[
     "channel_missing",
     "drift_unchecked",
     "channel_ignored",
+    "delta_seed_missing",
+    "blob_missing",
 ]
 FINDING_CODES: tuple[FindingCode, ...] = get_args(FindingCode)
 """`foreign_format`: a write on the thread would change its rows' format (`decisions.formats`).
@@ -67,7 +69,12 @@ FINDING_CODES: tuple[FindingCode, ...] = get_args(FindingCode)
 `node_missing`, `channel_missing`: the graph given with `--graph` would skip the head's
 next work, or pause it forever (`drift`). `drift_unchecked`: a head `--graph` could not
 check (its bytes do not decode). `channel_ignored`: a stored key holding a value the graph
-lacks, which the new release never reads (said, never a gate failure)."""
+lacks, which the new release never reads (said, never a gate failure).
+`delta_seed_missing`, `blob_missing`: a channel's stored history is gone (rows deleted by
+a prune other than ours): LangGraph rebuilds it from nothing, or hands the channel back
+empty, without an error (`retention.keep`)."""
+HISTORY_LOST_CODES: tuple[FindingCode, ...] = ("delta_seed_missing", "blob_missing")
+"""The findings of a head whose history is gone: reported, never written on."""
 DRIFT_CODES: tuple[FindingCode, ...] = ("node_missing", "channel_missing")
 """The findings of a head the graph would strand."""
 GATE_CODES: tuple[FindingCode, ...] = (*DRIFT_CODES, "drift_unchecked")

@@ -30,6 +30,14 @@ UNDECODED = (
     "its bytes do not decode, so its next work cannot be read: `show TARGET --thread ID` "
     "names what does not decode, `repair --rewind-unreadable` gives it a readable head"
 )
+LOST_HISTORY = {
+    "delta_seed_missing": "the checkpoints back to its last snapshot are gone: LangGraph "
+    "rebuilds it from the writes left, so the thread forgets its history",
+    "blob_missing": "the blob its head names is gone: LangGraph hands the channel back "
+    "empty (recent releases first rebuild it from the checkpoints before the head, if any "
+    "are left)",
+}
+"""What LangGraph does with a head whose history is gone, by finding code."""
 JS_UNCHECKED = (
     "LangGraph.js threads are not checked against --graph: their graph is a JavaScript "
     "one, which cannot be loaded here"
@@ -88,6 +96,20 @@ class Judge:
     def checks_graph(self) -> bool:
         """Whether heads are checked against a graph (`--graph`)."""
         return self.options.graph is not None
+
+    def leaves_lost_history(self, head: Head, assessment: Assessment) -> bool:
+        """Whether the head's stored history is gone (`Head.history_lost`): it is then
+        reported, saying what LangGraph does with it, and never written on (a repair
+        would store the loss as the thread's history)."""
+        if not head.history_lost:
+            return False
+        found = tuple(
+            Finding(code, channel, error=LOST_HISTORY[code]) for code, channel in head.history_lost
+        )
+        lost = replace(assessment, status="history_lost", findings=(*assessment.findings, *found))
+        self.report.record(lost, "history_lost")
+        logger.info("history_lost thread=%r ns=%r: %s", *head.key[:2], head.history_lost)
+        return True
 
     def with_drift(self, stored: CheckpointTuple, assessment: Assessment) -> Assessment:
         """`assessment` with what the graph would skip or trap in the head (`drift`). A

@@ -28,6 +28,7 @@ Outcome = Literal[
     "refused_type",
     "unreadable",
     "foreign_format",
+    "history_lost",
     "other_graph",
     "reported",
 ]
@@ -45,7 +46,9 @@ class ThreadReport:
     outcome: Outcome
     """repaired, would_repair, in_flight, recent, moved_on, claimed, superseded,
     refused_type (its read refused to build a stored type: never written on),
-    unreadable (its stored bytes do not decode: never written on), other_graph (its
+    unreadable (its stored bytes do not decode: never written on), history_lost (rows
+    its history needs are gone: `delta_seed_missing` or `blob_missing`, never written
+    on), other_graph (its
     metadata names another `graph_id` than the run's graph), reported (its
     history is clean; its findings are reported and nothing is written)."""
     actions: dict[str, list[str]]

@@ -150,7 +150,7 @@ class _SyncRun(_Run):
         inspected = self.judge.inspects(head, tup, refused)
         rows = self.store.stored_values(key) if inspected else head.writes
         assessment = self.judge.assessment(tup, refused, rows)
-        if assessment is None:
+        if assessment is None or self.judge.leaves_lost_history(head, assessment):
             return
         assessment = with_stale_answer(assessment, stale_found(self.store, stored))
         assessment = self.judge.with_drift(stored, assessment)
@@ -261,7 +261,7 @@ class _AsyncRun(_Run):
         inspected = self.judge.inspects(head, tup, refused)
         rows = await self.store.stored_values(key) if inspected else head.writes
         assessment = self.judge.assessment(tup, refused, rows)
-        if assessment is None:
+        if assessment is None or self.judge.leaves_lost_history(head, assessment):
             return
         assessment = with_stale_answer(assessment, await astale_found(self.store, stored))
         assessment = self.judge.with_drift(stored, assessment)

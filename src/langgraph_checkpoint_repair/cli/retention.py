@@ -26,7 +26,6 @@ SKIP_REASONS = {
     "recent": "written within --min-idle (left to the application)",
     "claimed": "another prune holds it",
     "changed": "the application changed it meanwhile (run again to finish)",
-    "langgraphjs": "LangGraph.js's rows (not pruned)",
     "unreadable": "a checkpoint that does not decode",
     "delta_seed_missing": "a delta channel whose chain was already cut (left as it is)",
 }

@@ -31,7 +31,9 @@ RUN_KEY = "langgraph_repair_run"
 DETAIL_KEY = "langgraph_repair"
 """Metadata key holding what a repair or undo checkpoint did."""
 
-Status = Literal["clean", "repair", "in_flight", "recent", "unreadable", "foreign_format"]
+Status = Literal[
+    "clean", "repair", "in_flight", "recent", "unreadable", "foreign_format", "history_lost"
+]
 
 
 @dataclass(frozen=True)

@@ -248,19 +248,24 @@ def thread_plan(
 
 
 def seed_missing(rows: Iterable[StoredCheckpoint]) -> bool:
-    """Whether a namespace's head rebuilds a delta channel from a chain cut short: the
-    walk ends, with no seed, at a checkpoint whose parent is gone (its pointer names no
-    stored row, or was cleared on a checkpoint that is not the thread's first). LangGraph
+    """Whether a namespace's head rebuilds a delta channel from a chain cut short: LangGraph
     would rebuild the channel from nothing; a prune keeps such a thread as it is."""
-    for namespace in _by_namespace(rows).values():
-        head = namespace[max(namespace)]
-        for channel in _delta_channels(namespace):
-            if channel in head.versions and channel not in head.holds:
-                walked = list(_walk_to_seed(namespace, head, channel))
-                last = namespace[walked[-1]] if walked else head
-                if channel not in last.holds and _cut_at(last):
-                    return True
-    return False
+    return any(map(cut_channels, _by_namespace(rows).values()))
+
+
+def cut_channels(namespace: Mapping[str, StoredCheckpoint]) -> frozenset[str]:
+    """The delta channels the namespace's head rebuilds from a chain cut short: the walk
+    ends, with no seed, at a checkpoint whose parent is gone (its pointer names no stored
+    row, or was cleared on a checkpoint that is not the thread's first)."""
+    head = namespace[max(namespace)]
+    cut = set()
+    for channel in _delta_channels(namespace):
+        if channel in head.versions and channel not in head.holds:
+            walked = list(_walk_to_seed(namespace, head, channel))
+            last = namespace[walked[-1]] if walked else head
+            if channel not in last.holds and _cut_at(last):
+                cut.add(channel)
+    return frozenset(cut)
 
 
 def _cut_at(row: StoredCheckpoint) -> bool:

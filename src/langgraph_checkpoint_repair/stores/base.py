@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from ..codes import FindingCode
 from ..decisions.plan import Assessment, NewCheckpoint, shard_of
 from ..decisions.races import Planned, WriteOutcome
 from ..decisions.rewind import RowCopy, Rung
@@ -45,6 +46,9 @@ class Head:
     may_drift: bool = True
     """False only where the first look proved the graph given with `--graph` would find
     nothing in it (`drift.look`): its next work names only the graph's nodes."""
+    history_lost: tuple[tuple[FindingCode, str], ...] = ()
+    """(code, channel) for each selected channel whose stored history the store's look
+    found gone (`codes.HISTORY_LOST_CODES`): the head is reported and never written on."""
     stale_since: str | None = None
     """Its time, where the first look found in its own writes a stale answer
     (`stale_answers`; PostgreSQL): a head it otherwise cleared is then judged on

@@ -20,6 +20,7 @@ from typing import Any
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from ...codes import FindingCode
 from ...compatibility import features
 from ...decoding.integrity import StoredValue, trust_of
 from ...delta import rebuild_messages, snapshot_value
@@ -58,6 +59,8 @@ class PageVerdicts:
     answering: dict[HeadKey, tuple[StoredValue, ...]] = field(default_factory=dict)
     stale: dict[HeadKey, Any] = field(default_factory=dict)
     drifting: set[HeadKey] | None = None
+    lost: dict[HeadKey, list[tuple[FindingCode, str]]] = field(default_factory=dict)
+    """(code, channel) of each selected channel whose stored history is gone."""
 
     def heads(self) -> list[Head]:
         return [
@@ -69,6 +72,7 @@ class PageVerdicts:
                 writes=self.answering.get(key),
                 stale_since=self.stale.get(key),
                 may_drift=may_drift(key, self.drifting),
+                history_lost=tuple(self.lost.get(key, ())),
             )
             for key, broken in self.maybe_broken.items()
         ]
@@ -187,6 +191,8 @@ def gather_walks(
         walk = walks[(thread_id, ns, head_id)]
         if kind == "x":
             walk.unended = True
+        elif kind == "c":
+            walk.cut = True
         elif kind == "s":
             walk.seed = (type_, blob)
         else:
@@ -213,7 +219,9 @@ def judge_walks(
     verdicts = dict(zip(packed, judge(list(packed.values())), strict=True))
     for key, walk in gathered.walks.items():
         clean = verdicts[key] if key in verdicts else walk.is_clean(channel, serde, budget)
-        page.maybe_broken[key] = page.maybe_broken[key] or not clean
+        page.maybe_broken[key] = page.maybe_broken[key] or not clean or walk.cut
+        if walk.cut:
+            page.lost.setdefault(key, []).append(("delta_seed_missing", channel))
 
 
 StartJudging = Callable[[list[bytes], int, int | None], PlainJudge]
@@ -238,6 +246,9 @@ class PageRows:
     """The heads whose own writes prove their answer stale, with each head's time."""
     drifting: set[HeadKey] | None = None
     """With `--graph`, the heads it may strand (`drift_suspects`); None without."""
+    lost: dict[HeadKey, list[tuple[FindingCode, str]]] = field(default_factory=dict)
+    """The selected channels whose stored history is gone, found by the heads query
+    (`blob_missing`); the walks add theirs (`delta_seed_missing`)."""
     judge_plain: PlainJudge | None = None
     """Gives the verdicts of the page's `plain_blobs` (a helper may be judging them under
     `budget`); None, judged here."""
@@ -304,6 +315,9 @@ def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
     page.answering = read.answering
     page.stale = read.stale
     page.drifting = read.drifting
+    page.lost = {key: list(found) for key, found in read.lost.items()}
+    for key in page.lost:
+        page.maybe_broken[key] = True
     for channel in page.to_walk:
         walked = read.walks.get(channel)
         if isinstance(walked, Exception):
@@ -331,6 +345,8 @@ class _Walk:
     writes: list[tuple[Any, str, bytes]] = field(default_factory=list)
     unended: bool = False
     """The chain loops, runs out of order or is too long: the full load reports it."""
+    cut: bool = False
+    """The chain ends, with no seed, where rows were deleted (`delta_seed_missing`)."""
 
     def packed(self) -> bytes | None:
         """This walk as one item for the plain look (`plain.pack_walk`); None when the

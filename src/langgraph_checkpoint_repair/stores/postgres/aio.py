@@ -128,7 +128,7 @@ class AsyncPostgresStore(AsyncGenericStore):
         rows, others = sql.split_rows(found)
         if not rows:
             return None
-        read = page.PageRows(rows, budget=selection.token_budget)
+        read = page.PageRows(rows, budget=selection.token_budget, lost=sql.blobs_missing(found))
         if selection.graph_channels is not None:
             read.drifting = page.drift_suspects(found)
         for channel, keys in page.walks_needed(rows).items():

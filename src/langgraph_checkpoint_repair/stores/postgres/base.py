@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ...codes import FindingCode
 from ...decisions.plan import DETAIL_KEY, RUN_KEY, Assessment, NewCheckpoint
 from ...delta.chains import MAX_CHAIN
 from ...in_flight import INTERRUPT_CHANNEL
@@ -98,6 +99,7 @@ WITH heads AS (
     SELECT DISTINCT ON (thread_id, checkpoint_ns)
         thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions,
         metadata -> 'counters_since_delta_snapshot' AS counters,
+        checkpoint -> 'channel_values' AS inline,
         CASE WHEN %(graph)s THEN NULLIF(ARRAY(
             SELECT name FROM jsonb_object_keys(checkpoint -> 'channel_versions') AS name
             WHERE name <> ALL(%(graph_channels)s::text[])
@@ -112,7 +114,12 @@ SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob, b.channel,
         SELECT name FROM unnest(%(channels)s::text[]) AS name
         WHERE h.versions ? name AND h.counters ? name
     ) AS counted,
-    b.task_id, b.selected, b.asked, b.idx, h.unknown
+    b.task_id, b.selected, b.asked, b.idx, h.unknown,
+    ARRAY(
+        SELECT name FROM unnest(%(channels)s::text[]) AS name
+        WHERE h.versions ? name AND NOT coalesce(h.counters ? name, FALSE)
+            AND NOT coalesce(h.inline ? name, FALSE)
+    ) AS blobbed
 FROM heads h
 LEFT JOIN LATERAL (
     SELECT b.type, b.blob, b.channel, NULL::text AS task_id, TRUE AS selected,
@@ -149,6 +156,26 @@ ASKED_SQL = """CASE WHEN {rows} THEN (
 waiting): its time, version, step and channel versions."""
 ANSWER_ROW = f"(w.channel = '{RESUME_CHANNEL}' AND w.task_id = '{NULL_TASK_ID}')"
 ASKING_ROW = f"w.channel = '{INTERRUPT_CHANNEL}'"
+HeadKey = tuple[str, str, str]
+BLOBBED = 12
+"""Position in a heads query row: the selected channels the head names in a blob."""
+
+
+def blobs_missing(rows: Sequence[Sequence[Any]]) -> dict[HeadKey, list[tuple[FindingCode, str]]]:
+    """`blob_missing` for each selected channel a head names at a version whose blob
+    row is gone: LangGraph's saver writes a row for every version (`empty` for no
+    value), so a missing one was deleted, and the channel loads empty."""
+    named: dict[HeadKey, set[str]] = {}
+    stored: dict[HeadKey, set[str]] = {}
+    for row in rows:
+        key = (row[0], row[1], row[2])
+        named.setdefault(key, set()).update(row[BLOBBED] or ())
+        if row[8] is True:  # a selected channel's blob
+            stored.setdefault(key, set()).add(row[5])
+    missing = {key: sorted(names - stored.get(key, set())) for key, names in named.items()}
+    return {
+        key: [("blob_missing", name) for name in names] for key, names in missing.items() if names
+    }
 
 
 def split_rows(
@@ -179,6 +206,9 @@ def split_rows(
 # Stored rows can say anything: a parent is followed only while it is older than its child
 # (every cycle breaks that order) and for at most MAX_CHAIN steps; a walk stopped by either
 # comes back as an 'x' row, and its head is loaded in full (where the guard reports it).
+# A walk that ends with no seed where rows were deleted (a parent named and gone, or none
+# named on a checkpoint past the thread's first step) comes back as a 'c' row: LangGraph
+# rebuilds that channel from nothing (`retention.keep.cut_channels` says the same).
 _SEEDED = """(
     c.checkpoint -> 'channel_values' ? %(channel)s
     OR EXISTS (
@@ -228,10 +258,21 @@ UNION ALL
 SELECT 'x', w.thread_id, w.checkpoint_ns, w.head_id, w.depth, NULL, NULL, NULL, NULL, NULL
 FROM walk w
 WHERE NOT w.seeded AND w.parent IS NOT NULL
-    AND (w.parent >= w.ancestor OR w.depth >= %(limit)s)"""
-
-HeadKey = tuple[str, str, str]
-
+    AND (w.parent >= w.ancestor OR w.depth >= %(limit)s)
+UNION ALL
+SELECT 'c', w.thread_id, w.checkpoint_ns, w.head_id, w.depth, NULL, NULL, NULL, NULL, NULL
+FROM walk w
+JOIN checkpoints c
+    ON c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns
+    AND c.checkpoint_id = w.ancestor
+WHERE NOT w.seeded AND w.depth < %(limit)s AND CASE
+    WHEN w.parent IS NULL THEN jsonb_typeof(c.metadata -> 'step') = 'number'
+        AND (c.metadata ->> 'step')::numeric >= 0
+    ELSE w.parent < w.ancestor AND NOT EXISTS (
+        SELECT 1 FROM checkpoints p
+        WHERE p.thread_id = w.thread_id AND p.checkpoint_ns = w.checkpoint_ns
+        AND p.checkpoint_id = w.parent)
+    END"""
 
 COUNT_SQL = """
 SELECT count(*) FROM (SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE {where}) h"""

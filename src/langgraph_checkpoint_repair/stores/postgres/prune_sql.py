@@ -189,16 +189,6 @@ def delta_channels(rows: Sequence[Sequence[Any]]) -> list[str]:
     return sorted({str(channel) for row in rows for channel in row[5]})
 
 
-def js_rows(rows: Sequence[Sequence[Any]]) -> bool:
-    """Whether a thread holds LangGraph.js's rows (integer channel versions)."""
-    return any(
-        isinstance(v, int) and not isinstance(v, bool)
-        for row in rows
-        if isinstance(row[3], Mapping)
-        for v in row[3].values()
-    )
-
-
 def archive_lacks(lacking: Sequence[str]) -> str:
     return (
         f"the prune archive has no column for {', '.join(lacking)}: a prune would lose it; "
@@ -238,8 +228,6 @@ def prune_steps(
     if not held:
         return ThreadPruned(thread_id, skipped="claimed")
     rows = yield SKELETON_SQL, (thread_id,)
-    if js_rows(rows):
-        return ThreadPruned(thread_id, skipped="langgraphjs")
     delta = delta_channels(rows)
     held = (yield BLOBS_HELD_SQL, (thread_id, delta)) if delta else []
     stored = stored_checkpoints(rows, held)

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from ...codes import FindingCode
 from ...decisions.plan import NewCheckpoint
 from ...decisions.races import Planned, WriteOutcome, Written, head_moved, sibling_key, thread_key
 from ...decisions.rewind import RowCopy, Rung, rung_from
@@ -48,7 +49,11 @@ class AsyncSqliteStore(AsyncGenericStore):
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])
-            yield sql.selected_heads(rows, selection, self.saver.serde)
+            lost: dict[tuple[str, str], tuple[tuple[FindingCode, str], ...]] = {}
+            for key in sql.delta_heads(rows, selection):
+                namespace = await self._all(sql.NAMESPACE_SQL, key)
+                lost[key] = sql.seeds_missing(namespace, self.saver.serde, selection.channels)
+            yield sql.selected_heads(rows, selection, self.saver.serde, lost)
 
     async def count_heads(self, selection: Selection) -> int | None:
         return sql.counted(await self._all(sql.THREADS_SQL, ()), selection)

@@ -19,13 +19,19 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from ...codes import FindingCode
 from ...decisions.plan import DETAIL_KEY, RUN_KEY
 from ...js.values import JsJsonPlusSerializer
+from ...retention.keep import cut_channels
 from ..base import Head, Selection
 from ..first_look.plain import js_checkpoint_verdict
+from .prune_sql import stored_checkpoint
 
 BEGIN_SQL = "BEGIN IMMEDIATE"
 """A write transaction from its first statement: SQLite keeps every other writer out."""
@@ -36,7 +42,9 @@ _HEADS_SQL = """
 SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id,
     CASE WHEN c.type = 'json' THEN c.checkpoint END,
     EXISTS (SELECT 1 FROM writes w WHERE w.thread_id = h.thread_id
-        AND w.checkpoint_ns = h.checkpoint_ns AND w.checkpoint_id = h.checkpoint_id)
+        AND w.checkpoint_ns = h.checkpoint_ns AND w.checkpoint_id = h.checkpoint_id),
+    CASE WHEN json_valid(CAST(c.metadata AS TEXT)) THEN json_extract(CAST(c.metadata AS TEXT),
+        '$.counters_since_delta_snapshot') IS NOT NULL ELSE 0 END
 FROM (
     SELECT thread_id, checkpoint_ns, MAX(checkpoint_id) AS checkpoint_id
     FROM checkpoints
@@ -50,7 +58,8 @@ JOIN checkpoints c ON c.thread_id = h.thread_id AND c.checkpoint_ns = h.checkpoi
 ORDER BY h.thread_id, h.checkpoint_ns
 """
 """A page of heads, each with its row's JSON where it is LangGraph.js's (`json`, values
-inline) and whether it has pending writes: what the first look of such a head reads."""
+inline) and whether it has pending writes: what the first look of such a head reads; and
+whether it counts updates since a delta channel's snapshot (`delta_heads`)."""
 FIRST_HEADS_SQL = _HEADS_SQL.format(where="")
 NEXT_HEADS_SQL = _HEADS_SQL.format(where="WHERE (thread_id, checkpoint_ns) > (?, ?)")
 HEAD_ID_SQL = "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
@@ -74,21 +83,56 @@ def counted(rows: list[Any], selection: Selection) -> int:
     return sum(1 for (thread_id,) in rows if selection.takes(str(thread_id)))
 
 
-def selected_heads(rows: list[Any], selection: Selection, serde: Any) -> list[Head]:
+def selected_heads(
+    rows: list[Any],
+    selection: Selection,
+    serde: Any,
+    lost: Mapping[tuple[str, str], tuple[tuple[FindingCode, str], ...]] = {},
+) -> list[Head]:
     """The page's heads, each LangGraph.js head with its first look's verdict
-    (`plain.js_checkpoint_verdict`); every other head is loaded."""
+    (`plain.js_checkpoint_verdict`); every other head is loaded. `lost` holds, by
+    (thread, namespace), the channels whose history is gone (`seeds_missing`)."""
     looks = selection.token_budget is None and isinstance(serde, JsJsonPlusSerializer)
     channels = list(selection.channels)
     heads = []
-    for thread_id, ns, checkpoint_id, js_row, written in rows:
+    for thread_id, ns, checkpoint_id, js_row, written, _ in rows:
         if not selection.takes(str(thread_id)):
             continue
         head = Head(str(thread_id), str(ns), str(checkpoint_id))
+        head = replace(head, history_lost=lost.get((str(thread_id), str(ns)), ()))
         if looks and js_row is not None and not written:
             clean, found = js_checkpoint_verdict(bytes(js_row), channels)
             head = replace(head, maybe_broken=not clean, channels=found)
         heads.append(head)
     return heads
+
+
+def delta_heads(rows: list[Any], selection: Selection) -> list[tuple[str, str]]:
+    """(thread, namespace) of the page's selected heads that keep a delta channel: whose
+    chain `seeds_missing` then reads."""
+    return [(str(row[0]), str(row[1])) for row in rows if row[5] and selection.takes(str(row[0]))]
+
+
+NAMESPACE_SQL = """
+SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
+FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"""
+"""Every checkpoint of one (thread, namespace), as `seeds_missing` reads them."""
+
+
+def seeds_missing(
+    rows: list[Any], serde: SerializerProtocol, channels: Sequence[str]
+) -> tuple[tuple[FindingCode, str], ...]:
+    """`delta_seed_missing` for each selected delta channel whose walk from the head ends
+    where rows were deleted (`retention.keep.cut_channels`); none for rows that do not
+    decode (the head's load reports those)."""
+    try:
+        checkpoints = [stored_checkpoint(row, set(), serde) for row in rows]
+    except Exception:
+        return ()
+    if not checkpoints:
+        return ()
+    cut = cut_channels({row.checkpoint_id: row for row in checkpoints})
+    return tuple(("delta_seed_missing", name) for name in channels if name in cut)
 
 
 def heads_query(after: tuple[str, str] | None, page_size: int) -> tuple[str, tuple[Any, ...]]:

@@ -129,8 +129,6 @@ def prune_steps(
 ) -> Steps[ThreadPruned]:
     """One thread's prune, inside its write transaction: read, plan, delete."""
     rows = yield SKELETON_SQL, (thread_id,)
-    if any(row[3] == "json" for row in rows):
-        return ThreadPruned(thread_id, skipped="langgraphjs")
     sends = {(str(ns), str(cid)) for ns, cid in (yield SENDS_SQL, (thread_id,))}
     try:
         stored = [stored_checkpoint(row, sends, serde) for row in rows]

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from ...codes import FindingCode
 from ...decisions.plan import NewCheckpoint
 from ...decisions.races import Planned, WriteOutcome, Written, head_moved, sibling_key, thread_key
 from ...decisions.rewind import RowCopy, Rung, rung_from
@@ -50,7 +51,17 @@ class SqliteStore(GenericStore):
             if not rows:
                 return
             after = (rows[-1][0], rows[-1][1])
-            yield sql.selected_heads(rows, selection, self.saver.serde)
+            lost = {
+                key: self._seeds_missing(key, selection) for key in sql.delta_heads(rows, selection)
+            }
+            yield sql.selected_heads(rows, selection, self.saver.serde, lost)
+
+    def _seeds_missing(
+        self, key: tuple[str, str], selection: Selection
+    ) -> tuple[tuple[FindingCode, str], ...]:
+        with self.lock:
+            rows = self.conn.execute(sql.NAMESPACE_SQL, key).fetchall()
+        return sql.seeds_missing(rows, self.saver.serde, selection.channels)
 
     def count_heads(self, selection: Selection) -> int | None:
         with self.lock:
