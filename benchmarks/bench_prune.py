@@ -215,29 +215,38 @@ def main() -> None:
 
 
 def delta_part(server: str, tag: str, checkpoints: int) -> None:
-    """A store of delta threads: LangGraph's prune refuses it; what `prune` frees."""
-    name = f"bench_prune_{tag}_delta"
-    with databases(server, [name]):
+    """A store of delta threads: LangGraph's prune refuses it; what `prune` frees, on
+    one copy as it is and on another with `--compact`."""
+    name, compacted = f"bench_prune_{tag}_delta", f"bench_prune_{tag}_compact"
+    with databases(server, [compacted, name]):
         with psycopg.connect(server, autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name}")
         uri = in_database(server, name)
         threads = seed(uri, checkpoints, delta=True)
         before = digest(uri)
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {compacted} TEMPLATE {name}")
         with PostgresSaver.from_conn_string(uri) as saver:
             try:
                 saver.prune(["thread-00000001"], strategy="keep_latest")
                 refused = "accepted"
             except NotImplementedError as error:
                 refused = f"refused ({str(error)[:60]}...)"
-            start = time.perf_counter()
-            report = prune_threads(saver, min_idle=timedelta(0))
-            seconds = time.perf_counter() - start
-        after = digest(uri)
-    rows = {table: f"{before[table][0]:,} -> {after[table][0]:,}" for table in TABLES}
-    freed = sum(report.deleted.bytes.values())
-    print(f"delta store: {checkpoints:,} checkpoints, {threads:,} threads")
-    print(f"LangGraph keep_latest: {refused}")
-    print(f"prune: {seconds:.2f} s, rows {rows}, {freed:,} bytes freed")
+        print(f"delta store: {checkpoints:,} checkpoints, {threads:,} threads")
+        print(f"LangGraph keep_latest: {refused}")
+        for label, database, compact in (
+            ("prune", name, False),
+            ("prune --compact", compacted, True),
+        ):
+            target = in_database(server, database)
+            with PostgresSaver.from_conn_string(target) as saver:
+                start = time.perf_counter()
+                report = prune_threads(saver, min_idle=timedelta(0), compact=compact)
+                seconds = time.perf_counter() - start
+            after = digest(target)
+            rows = {table: f"{before[table][0]:,} -> {after[table][0]:,}" for table in TABLES}
+            freed = sum(report.deleted.bytes.values())
+            print(f"{label}: {seconds:.2f} s, rows {rows}, {freed:,} bytes freed")
 
 
 MEMORY_SIZES = (100_000, 300_000, 1_000_000)

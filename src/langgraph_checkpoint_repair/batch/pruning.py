@@ -24,6 +24,7 @@ from ..retention.outcome import Deleted, ThreadPruned
 from ..retention.rules import PruneRules
 from ..stores.pruners import pruner_for
 from . import checks
+from .compaction import acompact_thread, compact_thread
 from .report import UnknownRun
 
 
@@ -41,6 +42,8 @@ class PruneReport:
     threads_pruned: int = 0
     threads_deleted: int = 0
     """Of the threads pruned, those deleted whole (`delete_idle`)."""
+    threads_compacted: int = 0
+    """Threads given a snapshot under a head (`compact`; in a dry run, that would be)."""
     deleted: Deleted = field(default_factory=Deleted)
     skipped: Counter[str] = field(default_factory=Counter)
     stopped: bool = False
@@ -65,6 +68,7 @@ class PruneReport:
             "threads_scanned": self.threads_scanned,
             "threads_pruned": self.threads_pruned,
             "threads_deleted": self.threads_deleted,
+            "threads_compacted": self.threads_compacted,
             "checkpoints_deleted": rows["checkpoints"],
             "writes_deleted": rows["writes"],
             "blobs_deleted": rows["blobs"],
@@ -142,18 +146,22 @@ def _run(
     on_thread: Callable[[ThreadPruned], Any] | None = None,
     arguments: dict[str, Any] | None = None,
     vacuum: bool = False,
+    compact: bool = False,
 ) -> tuple[PruneRun, PruneReport]:
     checks.shard(shard)
     now = datetime.now(timezone.utc)
     recent_after = now - checks.idle_time(min_idle, now)
     idle_before = None if delete_idle is None else now - checks.idle_time(delete_idle, now)
-    rules = PruneRules(keep_last, recent_after, dry_run, archive, idle_before, include_waiting)
+    rules = PruneRules(
+        keep_last, recent_after, dry_run, archive, idle_before, include_waiting, compact
+    )
     settings = {
         **(arguments or {}),
         "keep_last": keep_last,
         "archive": archive,
         "delete_idle": None if delete_idle is None else str(delete_idle),
         "include_waiting": include_waiting,
+        "compact": compact,
         "shard": None if shard is None else f"{shard[0]}/{shard[1]}",
     }
     run = PruneRun(rules, threads, shard, limit, stop, on_thread, settings, vacuum)
@@ -165,9 +173,11 @@ def prune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> PruneRepo
     what it needs (`retention.keep`), the `keep_last` newest along its chain; threads
     written within `min_idle` are left to the application. With `delete_idle`, a thread
     none of whose heads was written within it is deleted whole, unless it waits on a
-    human (`include_waiting` deletes those too). Settings: `keep_last`, `min_idle`,
-    `dry_run`, `archive`, `delete_idle`, `include_waiting`, `threads`, `shard`, `limit`,
-    `stop`, `on_thread`, `vacuum`."""
+    human (`include_waiting` deletes those too). With `compact`, a delta thread first gets
+    a snapshot under each head (`retention.compact`), so it keeps at most two checkpoints
+    per namespace. Settings: `keep_last`, `min_idle`, `dry_run`, `archive`,
+    `delete_idle`, `include_waiting`, `compact`, `threads`, `shard`, `limit`, `stop`,
+    `on_thread`, `vacuum`."""
     run, report = _run(**settings)
     pruner = pruner_for(saver)
     refuse_vacuum(pruner, run)
@@ -178,7 +188,7 @@ def prune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> PruneRepo
     for thread_id in filter(run.takes, threads):
         if run.stopping(report):
             break
-        run.add(report, pruner.prune_thread(report.run_id, thread_id, run.rules))
+        run.add(report, prune_one(saver, pruner, report, thread_id, run.rules))
     if not report.dry_run:
         pruner.finish_run(report.run_id, report.to_json())
         if run.vacuum:
@@ -200,13 +210,47 @@ async def aprune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> Pr
             continue
         if run.stopping(report):
             break
-        run.add(report, await pruner.prune_thread(report.run_id, thread_id, run.rules))
+        run.add(report, await aprune_one(saver, pruner, report, thread_id, run.rules))
     if not report.dry_run:
         await pruner.finish_run(report.run_id, report.to_json())
         if run.vacuum:
             await pruner.vacuum()
             report.vacuumed = True
     return report
+
+
+def prune_one(
+    saver: BaseCheckpointSaver[Any],
+    pruner: Any,
+    report: PruneReport,
+    thread_id: str,
+    rules: PruneRules,
+) -> ThreadPruned:
+    """One thread: compacted first (`compact`), then pruned."""
+    if rules.compact:
+        compacted = compact_thread(saver, pruner, report.run_id, thread_id, rules)
+        if isinstance(compacted, ThreadPruned):
+            return compacted
+        report.threads_compacted += compacted
+    outcome: ThreadPruned = pruner.prune_thread(report.run_id, thread_id, rules)
+    return outcome
+
+
+async def aprune_one(
+    saver: BaseCheckpointSaver[Any],
+    pruner: Any,
+    report: PruneReport,
+    thread_id: str,
+    rules: PruneRules,
+) -> ThreadPruned:
+    """The async twin of `prune_one`."""
+    if rules.compact:
+        compacted = await acompact_thread(saver, pruner, report.run_id, thread_id, rules)
+        if isinstance(compacted, ThreadPruned):
+            return compacted
+        report.threads_compacted += compacted
+    outcome: ThreadPruned = await pruner.prune_thread(report.run_id, thread_id, rules)
+    return outcome
 
 
 NO_VACUUM = (

@@ -185,6 +185,11 @@ def prune_arguments(command: argparse.ArgumentParser) -> None:
         "need (default 1: the head)",
     )  # fmt: skip
     command.add_argument(
+        "--compact", action="store_true",
+        help="delta threads: write each delta channel's snapshot under the head first "
+        "(proven to rebuild the same messages), so a namespace keeps at most two checkpoints",
+    )  # fmt: skip
+    command.add_argument(
         "--dry-run", action="store_true", help="delete nothing; report what a run would delete"
     )
     command.add_argument(

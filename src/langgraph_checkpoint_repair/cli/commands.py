@@ -184,6 +184,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         raise UsageError(f"no TARGET: give one, or set {TARGET_ENV}")
     if getattr(args, "include_waiting", False) and args.delete_idle is None:
         raise UsageError("--include-waiting goes with --delete-idle")
+    if getattr(args, "compact", False) and args.keep_last > 1:
+        raise UsageError("--compact keeps each head and one snapshot under it: no --keep-last")
     if getattr(args, "list", False) and args.json:
         raise UsageError("--list and --json are two ways to print the result: choose one")
     settings = getattr(args, "policy", None)

@@ -28,6 +28,7 @@ SKIP_REASONS = {
     "changed": "the application changed it meanwhile (run again to finish)",
     "unreadable": "a checkpoint that does not decode",
     "delta_seed_missing": "a delta channel whose chain was already cut (left as it is)",
+    "compact_unproven": "a snapshot that did not rebuild the head (taken back, left as it was)",
 }
 
 
@@ -65,6 +66,7 @@ def _settings(job: Job, progress: Callable[[Any], None] | None) -> dict[str, Any
         "archive": not args.no_archive,
         "delete_idle": args.delete_idle,
         "include_waiting": args.include_waiting,
+        "compact": args.compact,
         "threads": args.thread,
         "shard": args.shard,
         "vacuum": args.vacuum,
@@ -113,6 +115,7 @@ def print_prune(report: PruneReport, out: Any) -> None:
         ("threads scanned", f"{report.threads_scanned:,}"),
         ("threads pruned", f"{report.threads_pruned:,}"),
         ("of them deleted whole", f"{report.threads_deleted:,}"),
+        ("threads compacted", f"{report.threads_compacted:,}"),
         ("checkpoints deleted", f"{deleted.rows['checkpoints']:,}"),
         ("writes deleted", f"{deleted.rows['writes']:,}"),
         ("blobs deleted", f"{deleted.rows['blobs']:,}"),

@@ -51,3 +51,16 @@ def _spread(counter: int) -> int:
     mid = (counter >> _LOW) & ((1 << _MID) - 1)
     high = counter >> (_MID + _LOW)
     return (high << 80) | (mid << 64) | low
+
+
+def id_before(checkpoint_id: str) -> str | None:
+    """The greatest UUID of the same version and variant that sorts before
+    `checkpoint_id`; None for an id that is not a UUID (or the very first one)."""
+    try:
+        value = uuid.UUID(checkpoint_id).int
+    except ValueError:
+        return None
+    counter = _counter(value)
+    if counter == 0:
+        return None
+    return str(uuid.UUID(int=_spread(counter - 1) | (value & _FIXED)))

@@ -92,7 +92,7 @@ def plan_thread(rows: Iterable[StoredCheckpoint], keep_last: int = 1) -> ThreadP
     """The plan for one thread's rows, read in one snapshot."""
     if keep_last < 1:
         raise ValueError(f"keep_last must be at least 1, not {keep_last}")
-    by_ns = _by_namespace(rows)
+    by_ns = by_namespace(rows)
     kept = {ns: _kept_in(namespace, keep_last) for ns, namespace in by_ns.items()}
     dropped = _dropped_calls(by_ns, kept.get("", set()))
     for ns in dropped:
@@ -107,7 +107,7 @@ def plan_thread(rows: Iterable[StoredCheckpoint], keep_last: int = 1) -> ThreadP
     )
 
 
-def _by_namespace(rows: Iterable[StoredCheckpoint]) -> dict[str, dict[str, StoredCheckpoint]]:
+def by_namespace(rows: Iterable[StoredCheckpoint]) -> dict[str, dict[str, StoredCheckpoint]]:
     """A thread's rows by namespace, then by checkpoint id."""
     by_ns: dict[str, dict[str, StoredCheckpoint]] = {}
     for row in rows:
@@ -115,7 +115,7 @@ def _by_namespace(rows: Iterable[StoredCheckpoint]) -> dict[str, dict[str, Store
     return by_ns
 
 
-def _delta_channels(namespace: Mapping[str, StoredCheckpoint]) -> frozenset[str]:
+def delta_channels_of(namespace: Mapping[str, StoredCheckpoint]) -> frozenset[str]:
     """The delta channels any row of the namespace shows."""
     return frozenset().union(*(row.delta for row in namespace.values()))
 
@@ -124,7 +124,7 @@ def _kept_in(namespace: Mapping[str, StoredCheckpoint], keep_last: int) -> set[s
     """The namespace's head, the newest `keep_last` along its chain, and their needs."""
     head = max(namespace)
     kept = set(_ancestors(namespace, head, limit=keep_last))
-    delta = _delta_channels(namespace)
+    delta = delta_channels_of(namespace)
     pending = list(kept)
     while pending:
         row = namespace[pending.pop()]
@@ -250,7 +250,7 @@ def thread_plan(
 def seed_missing(rows: Iterable[StoredCheckpoint]) -> bool:
     """Whether a namespace's head rebuilds a delta channel from a chain cut short: LangGraph
     would rebuild the channel from nothing; a prune keeps such a thread as it is."""
-    return any(map(cut_channels, _by_namespace(rows).values()))
+    return any(map(cut_channels, by_namespace(rows).values()))
 
 
 def cut_channels(namespace: Mapping[str, StoredCheckpoint]) -> frozenset[str]:
@@ -259,7 +259,7 @@ def cut_channels(namespace: Mapping[str, StoredCheckpoint]) -> frozenset[str]:
     row, or was cleared on a checkpoint that is not the thread's first)."""
     head = namespace[max(namespace)]
     cut = set()
-    for channel in _delta_channels(namespace):
+    for channel in delta_channels_of(namespace):
         if channel in head.versions and channel not in head.holds:
             walked = list(_walk_to_seed(namespace, head, channel))
             last = namespace[walked[-1]] if walked else head
@@ -290,7 +290,7 @@ def waits(rows: Iterable[StoredCheckpoint], asking: Collection[tuple[str, str]])
 
 def whole_thread(rows: Iterable[StoredCheckpoint]) -> ThreadPlan:
     """Every checkpoint of the snapshot goes, with its writes and the blobs it names."""
-    by_ns = {ns: list(namespace.values()) for ns, namespace in _by_namespace(rows).items()}
+    by_ns = {ns: list(namespace.values()) for ns, namespace in by_namespace(rows).items()}
     return ThreadPlan(
         kept={},
         deleted={ns: sorted(r.checkpoint_id for r in found) for ns, found in by_ns.items()},

@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Skip = Literal["recent", "claimed", "changed", "unreadable", "delta_seed_missing"]
+Skip = Literal[
+    "recent", "claimed", "changed", "unreadable", "delta_seed_missing", "compact_unproven"
+]
 """Why a thread was left as it was: written within --min-idle (the application may be
 writing to it), another prune holds it, the application changed a row the prune was
 deleting (a rerun finishes it), a row that does not decode (SQLite keeps values inside
-the checkpoint, and a prune must read them to know what a row stores), or a delta
-channel whose chain another prune already cut (`retention.keep.seed_missing`): never guessed at."""
+the checkpoint, and a prune must read them to know what a row stores), a delta channel
+whose chain another prune already cut (`retention.keep.seed_missing`): never guessed
+at, or a compaction's snapshot that did not rebuild the head's messages (`compact`)."""
 
 TABLES = ("checkpoints", "writes", "blobs")
 

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 NEVER = datetime.max.replace(tzinfo=timezone.utc)
+COMPACT_KEEPS_ONE = (
+    "--compact keeps each namespace's head and one snapshot under it: it takes no --keep-last"
+)
 
 
 @dataclass(frozen=True)
@@ -21,9 +24,14 @@ class PruneRules:
     """With `--delete-idle`: a thread none of whose heads was written after this is
     deleted whole (a thread waiting on a human only with `include_waiting`)."""
     include_waiting: bool = False
+    compact: bool = False
+    """Write each delta channel's snapshot under the head first (`compact`); a dry run
+    plans as if it were written."""
 
     def __post_init__(self) -> None:
         if isinstance(self.keep_last, bool) or not isinstance(self.keep_last, int):
             raise TypeError(f"keep_last must be a whole number, not {self.keep_last!r}")
         if self.keep_last < 1:
             raise ValueError(f"keep_last must be at least 1, not {self.keep_last}")
+        if self.compact and self.keep_last > 1:
+            raise ValueError(COMPACT_KEEPS_ONE)

@@ -11,6 +11,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 
+from ...retention.compact import Compaction
+from ...retention.keep import StoredCheckpoint
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 from ..base import PAGE_SIZE, StoreNotReady
@@ -79,12 +81,24 @@ class AsyncPostgresPruner:
             except psycopg.errors.SerializationFailure:
                 return ThreadPruned(thread_id, skipped="changed")
 
+    async def thread_rows(self, thread_id: str) -> list[StoredCheckpoint]:
+        async with self.store._connection() as conn:
+            return await adrive(conn, ps.skeleton_steps(thread_id))
+
+    async def repoint(self, run_id: str, thread_id: str, found: Compaction, archive: bool) -> bool:
+        async with self.store._connection() as conn, conn.transaction():
+            return await adrive(conn, ps.repoint_steps(run_id, thread_id, found, archive))
+
+    async def revert(self, run_id: str, thread_id: str, found: Compaction) -> None:
+        async with self.store._connection() as conn, conn.transaction():
+            await adrive(conn, ps.revert_steps(run_id, thread_id, found))
+
     async def pruned_threads(self, run_id: str) -> list[str] | None:
         if not (await self._rows(sql.RUN_EXISTS_SQL))[0][0]:
             return None
         if not await self._rows(rs.IS_PRUNE_SQL, (run_id,)):
             return None
-        return [str(row[0]) for row in await self._rows(rs.ARCHIVED_THREADS_SQL, (run_id,) * 3)]
+        return [str(row[0]) for row in await self._rows(rs.ARCHIVED_THREADS_SQL, (run_id,) * 4)]
 
     async def ready_to_restore(self, needs: privileges.Needs) -> None:
         await self._check(needs)

@@ -11,6 +11,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from psycopg import Connection
 from psycopg.rows import tuple_row
 
+from ...retention.compact import Compaction
+from ...retention.keep import StoredCheckpoint
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 from ..base import PAGE_SIZE, StoreNotReady
@@ -80,13 +82,26 @@ class PostgresPruner:
             except psycopg.errors.SerializationFailure:
                 return ThreadPruned(thread_id, skipped="changed")
 
+    def thread_rows(self, thread_id: str) -> list[StoredCheckpoint]:
+        """A thread's checkpoints as a plan reads them (what `--compact` looks at)."""
+        with self.store._connection() as conn:
+            return drive(conn, ps.skeleton_steps(thread_id))
+
+    def repoint(self, run_id: str, thread_id: str, found: Compaction, archive: bool) -> bool:
+        with self.store._connection() as conn, conn.transaction():
+            return drive(conn, ps.repoint_steps(run_id, thread_id, found, archive))
+
+    def revert(self, run_id: str, thread_id: str, found: Compaction) -> None:
+        with self.store._connection() as conn, conn.transaction():
+            drive(conn, ps.revert_steps(run_id, thread_id, found))
+
     def pruned_threads(self, run_id: str) -> list[str] | None:
         """The threads a prune run archived rows of; None when the run is no prune."""
         if not self._rows(sql.RUN_EXISTS_SQL)[0][0]:
             return None  # no audit tables: no run of any kind
         if not self._rows(rs.IS_PRUNE_SQL, (run_id,)):
             return None
-        return [str(row[0]) for row in self._rows(rs.ARCHIVED_THREADS_SQL, (run_id,) * 3)]
+        return [str(row[0]) for row in self._rows(rs.ARCHIVED_THREADS_SQL, (run_id,) * 4)]
 
     def ready_to_restore(self, needs: privileges.Needs) -> None:
         self._check(needs)

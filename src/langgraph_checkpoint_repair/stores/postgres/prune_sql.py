@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from ...decisions.plan import DETAIL_KEY
+from ...retention.compact import COMPACT_KIND, Compaction, as_compacted
 from ...retention.keep import StoredCheckpoint, ThreadPlan, planned
 from ...retention.outcome import ThreadPruned
 from ...retention.rules import PruneRules
@@ -123,6 +125,84 @@ ORPHAN_COPY = """, archived AS (
 )"""
 
 
+REPOINT_SQL = """
+WITH old AS (
+    SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints
+    WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s
+    AND parent_checkpoint_id = %s
+){copy}
+UPDATE checkpoints c SET parent_checkpoint_id = %s FROM old
+WHERE c.thread_id = %s AND c.checkpoint_ns = old.checkpoint_ns
+AND c.checkpoint_id = old.checkpoint_id
+RETURNING 1"""
+REVERT_SQL = """
+UPDATE checkpoints SET parent_checkpoint_id = %s
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s
+AND parent_checkpoint_id = %s"""
+"""A compacted head pointed back at its old parent, where it still points at the snapshot."""
+
+
+def repoint(run_id: str, thread_id: str, found: Compaction, archive: bool) -> Statement:
+    """The compacted head pointed at its snapshot, where it still points at its old
+    parent (which the archive keeps); one row back when it was."""
+    head = (thread_id, found.checkpoint_ns, found.head_id, found.parent_id)
+    copied = (run_id, thread_id) if archive else ()
+    statement = REPOINT_SQL.format(copy=ORPHAN_COPY if archive else "")
+    return statement, (*head, *copied, found.snapshot_id, thread_id)
+
+
+def revert(thread_id: str, found: Compaction) -> Statement:
+    head = (thread_id, found.checkpoint_ns, found.head_id, found.snapshot_id)
+    return REVERT_SQL, (found.parent_id, *head)
+
+
+SNAPSHOT_OF_RUN = f"""metadata -> '{DETAIL_KEY}' ->> 'kind' = '{COMPACT_KIND}'
+    AND metadata -> '{DETAIL_KEY}' ->> 'run_id' = %s"""
+UNPOINT_SQL = f"""
+UPDATE checkpoints c SET parent_checkpoint_id = NULL
+WHERE c.thread_id = %s AND c.parent_checkpoint_id IN (
+    SELECT s.checkpoint_id FROM checkpoints s
+    WHERE s.thread_id = c.thread_id AND s.checkpoint_ns = c.checkpoint_ns
+    AND {SNAPSHOT_OF_RUN})"""
+"""Heads a compaction pointed at its snapshot, cleared so that their archived pointer
+is put back (`RESTORE_PARENTS_SQL`)."""
+DROP_SNAPSHOTS_SQL = f"""
+WITH gone AS (
+    DELETE FROM checkpoints WHERE thread_id = %s AND {SNAPSHOT_OF_RUN}
+    AND (%s::text IS NULL OR checkpoint_ns = %s AND checkpoint_id = %s)
+    RETURNING checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions
+), blobs AS (
+    DELETE FROM checkpoint_blobs b USING gone, jsonb_each_text(gone.versions) AS v
+    WHERE b.thread_id = %s AND b.checkpoint_ns = gone.checkpoint_ns
+    AND b.channel = v.key AND b.version = v.value
+)
+DELETE FROM checkpoint_writes w USING gone
+WHERE w.thread_id = %s AND w.checkpoint_ns = gone.checkpoint_ns
+AND w.checkpoint_id = gone.checkpoint_id"""
+"""A run's compaction snapshots of one thread (or only the one named) deleted, with
+their blobs (and writes)."""
+
+
+def drop_snapshots(run_id: str, thread_id: str, found: Compaction | None = None) -> Statement:
+    one = (
+        (None, None, None)
+        if found is None
+        else (found.snapshot_id, found.checkpoint_ns, found.snapshot_id)
+    )
+    return DROP_SNAPSHOTS_SQL, (thread_id, run_id, *one, thread_id, thread_id)
+
+
+def repoint_steps(run_id: str, thread_id: str, found: Compaction, archive: bool) -> Steps[bool]:
+    changed = yield repoint(run_id, thread_id, found, archive)
+    return bool(changed)
+
+
+def revert_steps(run_id: str, thread_id: str, found: Compaction) -> Steps[None]:
+    """The compacted head pointed back at its old parent; the run's snapshots deleted."""
+    yield revert(thread_id, found)
+    yield drop_snapshots(run_id, thread_id, found)
+
+
 def orphan_sql(archive: bool) -> str:
     """Clear the parent pointer of kept checkpoints whose parent is deleted, keeping the
     pointer they had in the archive."""
@@ -220,6 +300,14 @@ Steps = Generator[Statement, list[tuple[Any, ...]], T]
 pruners run the same steps (`prune.drive`, `aprune.adrive`)."""
 
 
+def skeleton_steps(thread_id: str) -> Steps[list[StoredCheckpoint]]:
+    """A thread's checkpoints as a plan reads them."""
+    rows = yield SKELETON_SQL, (thread_id,)
+    delta = delta_channels(rows)
+    held = (yield BLOBS_HELD_SQL, (thread_id, delta)) if delta else []
+    return stored_checkpoints(rows, held)
+
+
 def prune_steps(
     run_id: str, thread_id: str, rules: PruneRules, columns: Mapping[str, Sequence[str]]
 ) -> Steps[ThreadPruned]:
@@ -227,10 +315,9 @@ def prune_steps(
     (held,), *_ = yield THREAD_LOCK_SQL, (thread_id,)
     if not held:
         return ThreadPruned(thread_id, skipped="claimed")
-    rows = yield SKELETON_SQL, (thread_id,)
-    delta = delta_channels(rows)
-    held = (yield BLOBS_HELD_SQL, (thread_id, delta)) if delta else []
-    stored = stored_checkpoints(rows, held)
+    stored = yield from skeleton_steps(thread_id)
+    if rules.compact and rules.dry_run:
+        stored = as_compacted(stored)
     plan = yield from planned(thread_id, stored, rules, ASKING_SQL)
     if isinstance(plan, ThreadPruned):
         return plan

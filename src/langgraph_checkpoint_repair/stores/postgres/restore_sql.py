@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ...retention.outcome import Deleted
-from .prune_sql import OUTCOME_TABLES, TABLES, Steps
+from .prune_sql import OUTCOME_TABLES, TABLES, UNPOINT_SQL, Steps, drop_snapshots
 
 IS_PRUNE_SQL = "SELECT 1 FROM langgraph_repair_runs WHERE run_id = %s AND command = 'prune'"
 ARCHIVED_THREADS_SQL = """
 SELECT thread_id FROM langgraph_repair_pruned_checkpoints WHERE run_id = %s
 UNION SELECT thread_id FROM langgraph_repair_pruned_writes WHERE run_id = %s
 UNION SELECT thread_id FROM langgraph_repair_pruned_blobs WHERE run_id = %s
+UNION SELECT thread_id FROM langgraph_repair_pruned_parents WHERE run_id = %s
 ORDER BY thread_id"""
 
 RESTORE_PARENTS_SQL = """
@@ -46,7 +47,9 @@ def restore_steps(
     for table, named in OUTCOME_TABLES.items():
         (count,), *_ = yield restore_sql(table, columns[table]), (run_id, thread_id)
         restored.add(named, int(count), 0)
+    yield UNPOINT_SQL, (thread_id, run_id)
     yield RESTORE_PARENTS_SQL, (run_id, thread_id, thread_id)
+    yield drop_snapshots(run_id, thread_id)
     for archive in ARCHIVES:
         yield f"DELETE FROM {archive} WHERE run_id = %s AND thread_id = %s", (run_id, thread_id)
     return restored

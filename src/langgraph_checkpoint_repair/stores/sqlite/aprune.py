@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from ...retention.compact import Compaction
+from ...retention.keep import StoredCheckpoint
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 from ..base import PAGE_SIZE
@@ -72,6 +74,16 @@ class AsyncSqlitePruner:
         steps = ps.prune_steps(run_id, thread_id, rules, self.columns, self.saver.serde)
         return await self._in_transaction(steps, "BEGIN" if rules.dry_run else sql.BEGIN_SQL)
 
+    async def thread_rows(self, thread_id: str) -> list[StoredCheckpoint] | None:
+        steps = ps.skeleton_steps(thread_id, self.saver.serde)
+        return await self._in_transaction(steps, "BEGIN")
+
+    async def repoint(self, run_id: str, thread_id: str, found: Compaction, archive: bool) -> bool:
+        return await self._in_transaction(ps.repoint_steps(run_id, thread_id, found, archive))
+
+    async def revert(self, run_id: str, thread_id: str, found: Compaction) -> None:
+        await self._in_transaction(ps.revert_steps(run_id, thread_id, found))
+
     async def pruned_threads(self, run_id: str) -> list[str] | None:
         async with self.lock:
             if not await self._fetch(ps.HAS_TABLE_SQL, (ps.RUNS,)):
@@ -79,7 +91,7 @@ class AsyncSqlitePruner:
             if not await self._fetch(ps.IS_RUN_SQL, (run_id,)):
                 return None
             self.columns = {table: await self._columns(table) for table in ps.TABLES}
-            found = await self._fetch(ps.ARCHIVED_THREADS_SQL, (run_id,) * len(ps.TABLES))
+            found = await self._fetch(ps.ARCHIVED_THREADS_SQL, (run_id,) * len(ps.ARCHIVES))
             return [str(row[0]) for row in found]
 
     async def ready_to_restore(self, needs: object) -> None:

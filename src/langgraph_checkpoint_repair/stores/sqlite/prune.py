@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from ...retention.compact import Compaction
+from ...retention.keep import StoredCheckpoint
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 from ..base import PAGE_SIZE
@@ -79,6 +81,16 @@ class SqlitePruner:
         steps = ps.prune_steps(run_id, thread_id, rules, self.columns, self.saver.serde)
         return self._in_transaction(steps, "BEGIN" if rules.dry_run else sql.BEGIN_SQL)
 
+    def thread_rows(self, thread_id: str) -> list[StoredCheckpoint] | None:
+        """A thread's checkpoints as a plan reads them (what `--compact` looks at)."""
+        return self._in_transaction(ps.skeleton_steps(thread_id, self.saver.serde), "BEGIN")
+
+    def repoint(self, run_id: str, thread_id: str, found: Compaction, archive: bool) -> bool:
+        return self._in_transaction(ps.repoint_steps(run_id, thread_id, found, archive))
+
+    def revert(self, run_id: str, thread_id: str, found: Compaction) -> None:
+        self._in_transaction(ps.revert_steps(run_id, thread_id, found))
+
     def pruned_threads(self, run_id: str) -> list[str] | None:
         """The threads a prune run archived rows of; None when the run is no prune."""
         with self.lock:
@@ -87,7 +99,7 @@ class SqlitePruner:
             if not self.conn.execute(ps.IS_RUN_SQL, (run_id,)).fetchall():
                 return None
             self.columns = {table: self._columns(table) for table in ps.TABLES}
-            found = self.conn.execute(ps.ARCHIVED_THREADS_SQL, (run_id,) * len(ps.TABLES))
+            found = self.conn.execute(ps.ARCHIVED_THREADS_SQL, (run_id,) * len(ps.ARCHIVES))
             return [str(row[0]) for row in found]
 
     def ready_to_restore(self, needs: object) -> None:

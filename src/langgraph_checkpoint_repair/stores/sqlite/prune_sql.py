@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ...decisions.plan import DETAIL_KEY
+from ...retention.compact import COMPACT_KIND, Compaction, as_compacted
 from ...retention.keep import StoredCheckpoint, planned
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
@@ -34,8 +36,7 @@ FINISH_RUN_SQL = f"UPDATE {RUNS} SET finished_at = CURRENT_TIMESTAMP, summary = 
 IS_RUN_SQL = f"SELECT 1 FROM {RUNS} WHERE run_id = ?"
 HAS_TABLE_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
 ARCHIVED_THREADS_SQL = (
-    " UNION ".join(f"SELECT thread_id FROM {a} WHERE run_id = ?" for a in TABLES.values())
-    + " ORDER BY 1"
+    " UNION ".join(f"SELECT thread_id FROM {a} WHERE run_id = ?" for a in ARCHIVES) + " ORDER BY 1"
 )
 
 THREADS_SQL = """
@@ -69,6 +70,34 @@ UPDATE checkpoints SET parent_checkpoint_id = (
 WHERE thread_id = ? AND parent_checkpoint_id IS NULL
 AND EXISTS (SELECT 1 FROM {PARENTS} p WHERE {_SAME_ROW})"""
 """A pointer the prune cleared is put back; one the application set since is left."""
+_DETAIL = f"json_extract(CAST(s.metadata AS TEXT), '$.{DETAIL_KEY}"
+SNAPSHOT_OF_RUN = f"""{_DETAIL}.kind') = '{COMPACT_KIND}' AND {_DETAIL}.run_id') = ?"""
+SNAPSHOTS = f"""(checkpoint_ns, checkpoint_id) IN (
+    SELECT s.checkpoint_ns, s.checkpoint_id FROM checkpoints s
+    WHERE s.thread_id = ? AND json_valid(CAST(s.metadata AS TEXT)) AND {SNAPSHOT_OF_RUN}
+    AND (? IS NULL OR s.checkpoint_ns = ? AND s.checkpoint_id = ?))"""
+"""A run's compaction snapshots of one thread (thread id, run id), or only the one named
+(its id, namespace and id again; all None for every one)."""
+UNPOINT_SQL = f"""
+UPDATE checkpoints SET parent_checkpoint_id = NULL
+WHERE thread_id = ? AND (checkpoint_ns, parent_checkpoint_id) IN (
+    SELECT s.checkpoint_ns, s.checkpoint_id FROM checkpoints s
+    WHERE s.thread_id = checkpoints.thread_id AND json_valid(CAST(s.metadata AS TEXT))
+    AND {SNAPSHOT_OF_RUN})"""
+"""Heads a compaction pointed at its snapshot, cleared so that their archived pointer
+is put back (`RESTORE_PARENTS_SQL`)."""
+DROP_SNAPSHOTS_SQL = tuple(
+    f"DELETE FROM {table} WHERE thread_id = ? AND {SNAPSHOTS}"
+    for table in ("writes", "checkpoints")
+)
+KEEP_POINTER_SQL = f"""
+INSERT INTO {PARENTS}
+SELECT ?, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND parent_checkpoint_id = ?"""
+REPOINT_SQL = """
+UPDATE checkpoints SET parent_checkpoint_id = ?
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND parent_checkpoint_id = ?
+RETURNING 1"""
 FORGET_THREAD_SQL = tuple(f"DELETE FROM {a} WHERE run_id = ? AND thread_id = ?" for a in ARCHIVES)
 FORGET_RUN_SQL = tuple(f"DELETE FROM {a} WHERE run_id = ?" for a in ARCHIVES)
 
@@ -120,6 +149,46 @@ Steps = Generator[Statement, list[tuple[Any, ...]], T]
 pruners run the same steps (`prune.drive`, `aprune.adrive`)."""
 
 
+def skeleton_steps(
+    thread_id: str, serde: SerializerProtocol
+) -> Steps[list[StoredCheckpoint] | None]:
+    """A thread's checkpoints as a plan reads them; None when a row does not decode."""
+    rows = yield SKELETON_SQL, (thread_id,)
+    sends = {(str(ns), str(cid)) for ns, cid in (yield SENDS_SQL, (thread_id,))}
+    try:
+        return [stored_checkpoint(row, sends, serde) for row in rows]
+    except Exception:
+        return None
+
+
+def repoint_steps(run_id: str, thread_id: str, found: Compaction, archive: bool) -> Steps[bool]:
+    """The compacted head pointed at its snapshot, where it still points at its old
+    parent (which the archive keeps); whether it was."""
+    head = (thread_id, found.checkpoint_ns, found.head_id, found.parent_id)
+    if archive:
+        yield KEEP_POINTER_SQL, (run_id, *head)
+    changed = yield REPOINT_SQL, (found.snapshot_id, *head)
+    return bool(changed)
+
+
+def revert_steps(run_id: str, thread_id: str, found: Compaction) -> Steps[None]:
+    """The compacted head pointed back at its old parent; the run's snapshots deleted."""
+    head = (thread_id, found.checkpoint_ns, found.head_id, found.snapshot_id)
+    yield REPOINT_SQL, (found.parent_id, *head)
+    yield from drop_snapshots(run_id, thread_id, found)
+
+
+def drop_snapshots(run_id: str, thread_id: str, found: Compaction | None = None) -> Steps[None]:
+    """A run's compaction snapshots of one thread (or only the one named) deleted."""
+    one = (
+        (None, None, None)
+        if found is None
+        else (found.snapshot_id, found.checkpoint_ns, found.snapshot_id)
+    )
+    for statement in DROP_SNAPSHOTS_SQL:
+        yield statement, (thread_id, thread_id, run_id, *one)
+
+
 def prune_steps(
     run_id: str,
     thread_id: str,
@@ -128,12 +197,11 @@ def prune_steps(
     serde: SerializerProtocol,
 ) -> Steps[ThreadPruned]:
     """One thread's prune, inside its write transaction: read, plan, delete."""
-    rows = yield SKELETON_SQL, (thread_id,)
-    sends = {(str(ns), str(cid)) for ns, cid in (yield SENDS_SQL, (thread_id,))}
-    try:
-        stored = [stored_checkpoint(row, sends, serde) for row in rows]
-    except Exception:  # a row that does not decode: the thread is left as it is
+    stored = yield from skeleton_steps(thread_id, serde)
+    if stored is None:  # a row that does not decode: the thread is left as it is
         return ThreadPruned(thread_id, skipped="unreadable")
+    if rules.compact and rules.dry_run:
+        stored = as_compacted(stored)
     plan = yield from planned(thread_id, stored, rules, ASKING_SQL)
     if isinstance(plan, ThreadPruned):
         return plan
@@ -163,7 +231,9 @@ def restore_steps(
         (count,), *_ = yield COUNT_ARCHIVED_SQL.format(archive=TABLES[table]), (run_id, thread_id)
         yield restore_sql(table, columns[table]), (run_id, thread_id)
         restored.add(table, int(count), 0)
+    yield UNPOINT_SQL, (thread_id, run_id)
     yield RESTORE_PARENTS_SQL, (run_id, thread_id, run_id)
+    yield from drop_snapshots(run_id, thread_id)
     for statement in FORGET_THREAD_SQL:
         yield statement, (run_id, thread_id)
     return restored
