@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -181,3 +182,37 @@ def test_progress_in_a_terminal_counts_threads_and_pruned_ones(
     assert "looking at 2 threads" in looked and "2 pruned" in looked
     pruned = in_a_terminal("prune", target, "--min-idle", "0")
     assert "pruning 2 threads" in pruned and "2 pruned" in pruned
+
+
+LOSE_THE_SESSION = (
+    """CREATE FUNCTION lose_the_session() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF OLD.thread_id = 't1' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;
+        RETURN OLD;
+    END $$""",
+    """CREATE TRIGGER lose_the_session BEFORE DELETE ON checkpoints
+    FOR EACH ROW EXECUTE FUNCTION lose_the_session()""",
+)
+"""The server ends the prune's session as it deletes the second thread's rows."""
+
+
+def test_a_store_lost_mid_prune_says_what_was_pruned_and_exits_1(pg_uri: str) -> None:
+    with PostgresSaver.from_conn_string(pg_uri) as saver:
+        saver.setup()
+        seed_chats(saver)
+        for statement in LOSE_THE_SESSION:
+            saver.conn.execute(statement)  # type: ignore[union-attr]
+    before = checkpoints_by_thread(pg_uri)
+
+    lost = run_cli("prune", pg_uri, "--min-idle", "0")
+
+    assert lost.returncode == 1, lost.stderr
+    assert "after 1 threads pruned; run the command again to finish" in lost.stderr
+    assert "Traceback" not in lost.stderr
+    assert checkpoints_by_thread(pg_uri) == {"t0": 1, "t1": before["t1"]}  # t1 all or nothing
+
+
+def checkpoints_by_thread(uri: str) -> dict[str, int]:
+    with psycopg.connect(uri) as conn:
+        found = conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY 1 ORDER BY 1")
+        return {str(thread_id): int(n) for thread_id, n in found}

@@ -78,6 +78,8 @@ class Job:
         self.stop = stop
         self.serde = StrictSerializer(args.allowed_types)
         """How a store opened from a URL is read: only trusted types are built."""
+        self.pruned = 0
+        """Threads this job's prune has pruned so far (each in its own transaction)."""
         self.report: RunReport | None = None
         """The run's report as of its last finished page (for a failure mid-run)."""
         now = options.started if options is not None else datetime.now(timezone.utc)
@@ -89,6 +91,13 @@ class Job:
         """Repair checkpoints this job has written so far."""
         report = self.report
         return 0 if report is None or report.dry_run else report.checkpoints_written
+
+    @property
+    def done_so_far(self) -> str | None:
+        """What the job has written so far, for a failure mid-run; None: nothing."""
+        if self.pruned:
+            return f"{self.pruned:,} threads pruned"
+        return f"{self.written:,} repairs" if self.written else None
 
     @property
     def pool_size(self) -> int:

@@ -58,7 +58,8 @@ def _progress(job: Job) -> AbstractContextManager[Callable[[Any], None] | None]:
 def _settings(job: Job, progress: Callable[[Any], None] | None) -> dict[str, Any]:
     args = job.args
     listing = _listing(job) if args.list else None
-    tellers = [tell for tell in (listing, progress) if tell is not None]
+    counting = None if args.dry_run else _counting(job)
+    tellers = [tell for tell in (listing, progress, counting) if tell is not None]
     return {
         "keep_last": args.keep_last,
         "min_idle": args.min_idle,
@@ -84,6 +85,15 @@ def _telling(tellers: list[Callable[[Any], None]]) -> Callable[[Any], None]:
             teller(outcome)
 
     return tell
+
+
+def _counting(job: Job) -> Callable[[Any], None]:
+    """Counts the threads pruned, for a failure mid-run (`Job.done_so_far`)."""
+
+    def counted(outcome: Any) -> None:
+        job.pruned += outcome.pruned
+
+    return counted
 
 
 def _listing(job: Job) -> Any:

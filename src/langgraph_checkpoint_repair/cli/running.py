@@ -60,7 +60,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     except StoreLost as error:
         return _lost(error, job)
     except ValueError as error:  # a bad value, unless the run had already written
-        return _store_failure(error, job) if job and job.written else _error(str(error), job)
+        done = job is not None and job.done_so_far is not None
+        return _store_failure(error, job) if done else _error(str(error), job)
     except KeyboardInterrupt:
         _end_stream(job)
         return interrupted()
@@ -107,14 +108,14 @@ def _reason(error: BaseException) -> str:
 
 
 def _store_failure(error: Exception, job: Job | None) -> int:
-    """One line naming what failed; exit 1 when some repairs were already written."""
+    """One line naming what failed; exit 1 when the run had already written."""
     reason = _reason(error)
-    done = job.written if job is not None else 0
-    if job is not None and job.report is not None and done:
-        job.print_report(job.report)  # what the run did before the store failed
+    done = job.done_so_far if job is not None else None
+    if job is not None and done is not None:
+        if job.report is not None:
+            job.print_report(job.report)  # what the run did before the store failed
         print(
-            f"langgraph-repair: error: {reason} (after {done} repairs; "
-            "run the command again to finish)",
+            f"langgraph-repair: error: {reason} (after {done}; run the command again to finish)",
             file=sys.stderr,
         )
         return EXIT_THREAD_FAILED
@@ -124,12 +125,12 @@ def _store_failure(error: Exception, job: Job | None) -> int:
 def _lost(error: StoreLost, job: Job | None) -> int:
     """The store went away mid-run: the summary so far, one line; exit 1 after writes.
     A pool that gave up waiting names what its sessions met, or that it met nothing."""
-    done = 0
+    done = None
     if job is not None:
         job.report = error.report
-        done = job.written
+        done = job.done_so_far
         job.print_report(error.report)
-    after = f" (after {done} repairs; run the command again to finish)" if done else ""
+    after = f" (after {done}; run the command again to finish)" if done else ""
     cause = named_cause(error.__cause__ or error)
     lost = type(cause).__name__ not in STORE_HINTS
     reason = f"lost the database: {error}" if lost else _reason(cause)
