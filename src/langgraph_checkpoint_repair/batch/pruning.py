@@ -59,6 +59,13 @@ class PruneReport:
             self.threads_deleted += outcome.whole
             self.deleted.merge(outcome.deleted)
 
+    def compacted(self, outcome: ThreadPruned | bool) -> ThreadPruned | None:
+        """Count a thread's compaction; its outcome when it is left as it was."""
+        if isinstance(outcome, ThreadPruned):
+            return outcome
+        self.threads_compacted += outcome
+        return None
+
     def to_json(self) -> dict[str, Any]:
         rows = self.deleted.rows
         return {
@@ -229,9 +236,8 @@ def prune_one(
     """One thread: compacted first (`compact`), then pruned."""
     if rules.compact:
         compacted = compact_thread(saver, pruner, report.run_id, thread_id, rules)
-        if isinstance(compacted, ThreadPruned):
-            return compacted
-        report.threads_compacted += compacted
+        if (left := report.compacted(compacted)) is not None:
+            return left
     outcome: ThreadPruned = pruner.prune_thread(report.run_id, thread_id, rules)
     return outcome
 
@@ -246,9 +252,8 @@ async def aprune_one(
     """The async twin of `prune_one`."""
     if rules.compact:
         compacted = await acompact_thread(saver, pruner, report.run_id, thread_id, rules)
-        if isinstance(compacted, ThreadPruned):
-            return compacted
-        report.threads_compacted += compacted
+        if (left := report.compacted(compacted)) is not None:
+            return left
     outcome: ThreadPruned = await pruner.prune_thread(report.run_id, thread_id, rules)
     return outcome
 
