@@ -81,22 +81,49 @@ SELECT table_name, column_name FROM information_schema.columns
 WHERE table_schema = current_schema() AND table_name = ANY(%s)"""
 
 
-def delete_sql(table: str, columns: Sequence[str], archive: bool) -> str:
-    """Delete the named rows of one thread, copying them into the archive on the way;
-    the number of rows and their bytes come back."""
-    archive_table, which = TABLES[table]
-    listed = ", ".join(columns)
-    copy = (
-        f", archived AS (INSERT INTO {archive_table} (run_id, {listed}) "
-        f"SELECT %s, {listed} FROM gone)"
-        if archive
-        else ""
-    )
-    return (
-        f"WITH gone AS (DELETE FROM {table} WHERE thread_id = %s AND {which} "
-        f"RETURNING {listed}){copy} "
-        f"SELECT count(*), {_weight(columns)} FROM gone"
-    )
+def deletion(
+    run_id: str,
+    thread_id: str,
+    plan: ThreadPlan,
+    columns: Mapping[str, Sequence[str]],
+    archive: bool,
+) -> Statement:
+    """One statement deleting a thread's planned rows from each table, copying them into
+    the archive on the way, and clearing the parent pointer of kept checkpoints whose
+    parent goes (the pointer archived too): one round trip. Each table's number of rows
+    and bytes come back, in `OUTCOME_TABLES` order."""
+    steps: list[str] = []
+    params: list[Any] = []
+    counted = []
+    for n, table in enumerate(OUTCOME_TABLES):
+        archive_table, which = TABLES[table]
+        listed = ", ".join(columns[table])
+        steps.append(f"d{n} AS (DELETE FROM {table} WHERE thread_id = %s AND {which} "
+                     f"RETURNING {listed})")  # fmt: skip
+        params += [thread_id, *_named(table, plan)]
+        if archive:
+            steps.append(f"a{n} AS (INSERT INTO {archive_table} (run_id, {listed}) "
+                         f"SELECT %s, {listed} FROM d{n})")  # fmt: skip
+            params.append(run_id)
+        counted.append(f"(SELECT count(*) FROM d{n}), (SELECT {_weight(columns[table])} FROM d{n})")
+    if plan.orphaned:
+        steps.append(ORPHANED + (ORPHAN_COPY if archive else "") + CLEARED)
+        pairs = _columns([(ns, i) for ns, ids in plan.orphaned.items() for i in ids], 2)
+        params += [thread_id, *pairs, *((run_id, thread_id) if archive else ()), thread_id]
+    return f"WITH {', '.join(steps)} SELECT {', '.join(counted)}", params
+
+
+ORPHANED = f"""old AS (
+    SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints
+    WHERE thread_id = %s AND {PAIRS} AND parent_checkpoint_id IS NOT NULL
+)"""
+CLEARED = """, cleared AS (
+    UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM old
+    WHERE c.thread_id = %s AND c.checkpoint_ns = old.checkpoint_ns
+    AND c.checkpoint_id = old.checkpoint_id
+)"""
+"""Kept checkpoints whose parent is deleted: their pointer cleared, as LangGraph's prune
+does (`ORPHAN_COPY` keeps it in the archive)."""
 
 
 def measure_sql(table: str, columns: Sequence[str]) -> str:
@@ -111,14 +138,6 @@ def _weight(columns: Sequence[str]) -> str:
     return f"COALESCE(sum({sizes}), 0)"
 
 
-ORPHAN_SQL = f"""
-WITH old AS (
-    SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints
-    WHERE thread_id = %s AND {PAIRS} AND parent_checkpoint_id IS NOT NULL
-){{copy}}
-UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM old
-WHERE c.thread_id = %s AND c.checkpoint_ns = old.checkpoint_ns
-AND c.checkpoint_id = old.checkpoint_id"""
 ORPHAN_COPY = """, archived AS (
     INSERT INTO langgraph_repair_pruned_parents
     SELECT %s, %s, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM old
@@ -203,27 +222,8 @@ def revert_steps(run_id: str, thread_id: str, found: Compaction) -> Steps[None]:
     yield drop_snapshots(run_id, thread_id, found)
 
 
-def orphan_sql(archive: bool) -> str:
-    """Clear the parent pointer of kept checkpoints whose parent is deleted, keeping the
-    pointer they had in the archive."""
-    return ORPHAN_SQL.format(copy=ORPHAN_COPY if archive else "")
-
-
-def delete_params(
-    table: str, run_id: str, thread_id: str, plan: ThreadPlan, archive: bool
-) -> tuple[Any, ...]:
-    named = _named(table, plan)
-    return (thread_id, *named, *((run_id,) if archive else ()))
-
-
 def measure_params(table: str, thread_id: str, plan: ThreadPlan) -> tuple[Any, ...]:
     return (thread_id, *_named(table, plan))
-
-
-def orphan_params(run_id: str, thread_id: str, plan: ThreadPlan, archive: bool) -> tuple[Any, ...]:
-    pairs = _columns([(ns, i) for ns, ids in plan.orphaned.items() for i in ids], 2)
-    copied = (run_id, thread_id) if archive else ()
-    return (thread_id, *pairs, *copied, thread_id)
 
 
 def _named(table: str, plan: ThreadPlan) -> list[list[str]]:
@@ -322,17 +322,15 @@ def prune_steps(
     if isinstance(plan, ThreadPruned):
         return plan
     outcome = ThreadPruned(thread_id, whole=plan.whole)
-    for table, named in OUTCOME_TABLES.items():
-        if rules.dry_run:
-            statement = measure_sql(table, columns[table])
-            params = measure_params(table, thread_id, plan)
-        else:
-            statement = delete_sql(table, columns[table], rules.archive)
-            params = delete_params(table, run_id, thread_id, plan, rules.archive)
-        (count, size), *_ = yield statement, params
-        outcome.deleted.add(named, int(count), int(size))
-    if plan.orphaned and not rules.dry_run:
-        yield orphan_sql(rules.archive), orphan_params(run_id, thread_id, plan, rules.archive)
+    if rules.dry_run:
+        found: list[Any] = []
+        for table in OUTCOME_TABLES:
+            measure = measure_sql(table, columns[table]), measure_params(table, thread_id, plan)
+            found += (yield measure)[0]
+    else:
+        found = list((yield deletion(run_id, thread_id, plan, columns, rules.archive))[0])
+    for n, named in enumerate(OUTCOME_TABLES.values()):
+        outcome.deleted.add(named, int(found[2 * n]), int(found[2 * n + 1]))
     return outcome
 
 
