@@ -188,7 +188,7 @@ def prune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> PruneRepo
     run, report = _run(**settings)
     pruner = pruner_for(saver)
     refuse_vacuum(pruner, run)
-    pruner.ready(archive=run.rules.archive, writes=not run.rules.dry_run)
+    pruner.ready(archive=run.rules.archive, writes=not run.rules.dry_run, compact=run.rules.compact)
     if not report.dry_run:
         pruner.begin_run(report.run_id, run.arguments)
     threads = itertools.chain.from_iterable(pruner.thread_pages(run.threads))
@@ -209,7 +209,9 @@ async def aprune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> Pr
     run, report = _run(**settings)
     pruner = pruner_for(saver, asynchronous=True)
     refuse_vacuum(pruner, run)
-    await pruner.ready(archive=run.rules.archive, writes=not run.rules.dry_run)
+    await pruner.ready(
+        archive=run.rules.archive, writes=not run.rules.dry_run, compact=run.rules.compact
+    )
     if not report.dry_run:
         await pruner.begin_run(report.run_id, run.arguments)
     async for thread_id in _each(pruner.thread_pages(run.threads)):
@@ -283,7 +285,7 @@ def undo_prune(saver: BaseCheckpointSaver[Any], run_id: str) -> PruneUndoReport 
     threads = None if pruner is None else pruner.pruned_threads(run_id)
     if threads is None:
         return None
-    pruner.ready_to_restore(pruner.restore_needs)
+    pruner.ready_to_restore(pruner.restore_needs(run_id))
     report = PruneUndoReport(run_id)
     for thread_id in threads:
         report.add(pruner.restore_thread(run_id, thread_id))
@@ -296,7 +298,7 @@ async def aundo_prune(saver: BaseCheckpointSaver[Any], run_id: str) -> PruneUndo
     threads = None if pruner is None else await pruner.pruned_threads(run_id)
     if threads is None:
         return None
-    await pruner.ready_to_restore(pruner.restore_needs)
+    await pruner.ready_to_restore(await pruner.restore_needs(run_id))
     report = PruneUndoReport(run_id)
     for thread_id in threads:
         report.add(await pruner.restore_thread(run_id, thread_id))

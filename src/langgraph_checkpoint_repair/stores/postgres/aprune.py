@@ -28,7 +28,6 @@ T = TypeVar("T")
 class AsyncPostgresPruner:
     """Prunes, restores and forgets on an AsyncPostgresSaver's tables."""
 
-    restore_needs = privileges.RESTORE_NEEDS
     forget_needs = privileges.FORGET_NEEDS
     vacuums = False
     """Its file is given back by VACUUM FULL, which locks each table: left to the operator."""
@@ -40,7 +39,9 @@ class AsyncPostgresPruner:
     async def _rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
         return await self.store._rows(query, params)
 
-    async def ready(self, *, archive: bool, writes: bool, recorded: bool = True) -> None:
+    async def ready(
+        self, *, archive: bool, writes: bool, recorded: bool = True, compact: bool = False
+    ) -> None:
         if writes and recorded:
             await self._rows(sql.PROBE_SQL)
             step = await self.store._audit_step()
@@ -49,7 +50,9 @@ class AsyncPostgresPruner:
             elif step is not None:
                 raise StoreNotReady(step)
         if writes:
-            await self._check(privileges.prune_needs(archive=archive, recorded=recorded))
+            await self._check(
+                privileges.prune_needs(archive=archive, recorded=recorded, compact=compact)
+            )
         found = await self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,))
         self.columns, lacking = ps.missing_columns(found)
         if archive and writes and lacking:
@@ -99,6 +102,11 @@ class AsyncPostgresPruner:
         if not await self._rows(rs.IS_PRUNE_SQL, (run_id,)):
             return None
         return [str(row[0]) for row in await self._rows(rs.ARCHIVED_THREADS_SQL, (run_id,) * 4)]
+
+    async def restore_needs(self, run_id: str) -> privileges.Needs:
+        if await self._rows(rs.COMPACTED_SQL, (run_id,)):
+            return privileges.COMPACTED_RESTORE_NEEDS
+        return privileges.RESTORE_NEEDS
 
     async def ready_to_restore(self, needs: privileges.Needs) -> None:
         await self._check(needs)

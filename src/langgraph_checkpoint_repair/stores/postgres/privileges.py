@@ -58,13 +58,15 @@ def write_needs(*, update: bool, delete: bool, insert: bool) -> Needs:
     }
 
 
-def prune_needs(*, archive: bool, recorded: bool = True) -> Needs:
+def prune_needs(*, archive: bool, recorded: bool = True, compact: bool = False) -> Needs:
     """What a prune needs: DELETE on LangGraph's tables (UPDATE on `checkpoints`, whose
     kept rows may lose a deleted parent), its run recorded (not the wrapper's, which
-    keeps no record), and, unless it keeps no archive, INSERT into the archive."""
+    keeps no record), unless it keeps no archive INSERT into the archive, and with
+    `compact` INSERT where the saver writes a snapshot checkpoint."""
+    written = ("INSERT",) if compact else ()
     needs: dict[str, tuple[str, ...]] = {
-        "checkpoints": ("SELECT", "DELETE", "UPDATE"),
-        "checkpoint_blobs": ("SELECT", "DELETE"),
+        "checkpoints": ("SELECT", "DELETE", "UPDATE", *written),
+        "checkpoint_blobs": ("SELECT", "DELETE", *written),
         "checkpoint_writes": ("SELECT", "DELETE"),
     }
     if recorded:
@@ -80,6 +82,13 @@ RESTORE_NEEDS: Needs = {
     **{table: ("SELECT", "DELETE") for table in ARCHIVE_TABLES},
 }
 """What putting a prune's rows back needs (`undo`); `forget` needs DELETE on the archive."""
+COMPACTED_RESTORE_NEEDS: Needs = {
+    **RESTORE_NEEDS,
+    "checkpoints": ("SELECT", "INSERT", "UPDATE", "DELETE"),
+    "checkpoint_blobs": ("SELECT", "INSERT", "DELETE"),
+    "checkpoint_writes": ("SELECT", "INSERT", "DELETE"),
+}
+"""The undo of a prune run with `--compact`, which also deletes the run's snapshots."""
 FORGET_NEEDS: Needs = {
     "langgraph_repair_runs": ("SELECT",),
     **{table: ("SELECT", "DELETE") for table in ARCHIVE_TABLES},

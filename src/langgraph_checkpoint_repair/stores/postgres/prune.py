@@ -28,7 +28,6 @@ T = TypeVar("T")
 class PostgresPruner:
     """Prunes, restores and forgets on a PostgresSaver's tables."""
 
-    restore_needs = privileges.RESTORE_NEEDS
     forget_needs = privileges.FORGET_NEEDS
     vacuums = False
     """Its file is given back by VACUUM FULL, which locks each table: left to the operator."""
@@ -40,7 +39,9 @@ class PostgresPruner:
     def _rows(self, query: str, params: Any = None) -> list[tuple[Any, ...]]:
         return self.store._rows(query, params)
 
-    def ready(self, *, archive: bool, writes: bool, recorded: bool = True) -> None:
+    def ready(
+        self, *, archive: bool, writes: bool, recorded: bool = True, compact: bool = False
+    ) -> None:
         """The archive tables current and every privilege held, or `StoreNotReady` before
         anything is written; a dry run only reads the columns."""
         if writes and recorded:
@@ -51,7 +52,7 @@ class PostgresPruner:
             elif step is not None:
                 raise StoreNotReady(step)
         if writes:
-            self._check(privileges.prune_needs(archive=archive, recorded=recorded))
+            self._check(privileges.prune_needs(archive=archive, recorded=recorded, compact=compact))
         self.columns, lacking = ps.missing_columns(self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,)))
         if archive and writes and lacking:
             raise StoreNotReady(ps.archive_lacks(lacking))
@@ -102,6 +103,12 @@ class PostgresPruner:
         if not self._rows(rs.IS_PRUNE_SQL, (run_id,)):
             return None
         return [str(row[0]) for row in self._rows(rs.ARCHIVED_THREADS_SQL, (run_id,) * 4)]
+
+    def restore_needs(self, run_id: str) -> privileges.Needs:
+        """What undoing `run_id` needs: more when the run compacted (`--compact`)."""
+        if self._rows(rs.COMPACTED_SQL, (run_id,)):
+            return privileges.COMPACTED_RESTORE_NEEDS
+        return privileges.RESTORE_NEEDS
 
     def ready_to_restore(self, needs: privileges.Needs) -> None:
         self._check(needs)

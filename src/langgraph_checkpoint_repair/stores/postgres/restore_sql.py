@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ...retention.outcome import Deleted
-from .prune_sql import OUTCOME_TABLES, TABLES, UNPOINT_SQL, Steps, drop_snapshots
+from .prune_sql import (
+    OUTCOME_TABLES,
+    SNAPSHOT_OF_RUN,
+    TABLES,
+    UNPOINT_SQL,
+    Steps,
+    drop_snapshots,
+)
 
 IS_PRUNE_SQL = "SELECT 1 FROM langgraph_repair_runs WHERE run_id = %s AND command = 'prune'"
 ARCHIVED_THREADS_SQL = """
@@ -15,6 +22,11 @@ UNION SELECT thread_id FROM langgraph_repair_pruned_writes WHERE run_id = %s
 UNION SELECT thread_id FROM langgraph_repair_pruned_blobs WHERE run_id = %s
 UNION SELECT thread_id FROM langgraph_repair_pruned_parents WHERE run_id = %s
 ORDER BY thread_id"""
+
+COMPACTED_SQL = """
+SELECT 1 FROM langgraph_repair_runs WHERE run_id = %s AND arguments ->> 'compact' = 'true'"""
+"""Whether a prune run compacted (its undo then also deletes its snapshots)."""
+HAS_SNAPSHOTS_SQL = f"SELECT 1 FROM checkpoints WHERE thread_id = %s AND {SNAPSHOT_OF_RUN} LIMIT 1"
 
 RESTORE_PARENTS_SQL = """
 UPDATE checkpoints c SET parent_checkpoint_id = p.parent_checkpoint_id
@@ -47,9 +59,12 @@ def restore_steps(
     for table, named in OUTCOME_TABLES.items():
         (count,), *_ = yield restore_sql(table, columns[table]), (run_id, thread_id)
         restored.add(named, int(count), 0)
-    yield UNPOINT_SQL, (thread_id, run_id)
+    compacted = yield HAS_SNAPSHOTS_SQL, (thread_id, run_id)
+    if compacted:
+        yield UNPOINT_SQL, (thread_id, run_id)
     yield RESTORE_PARENTS_SQL, (run_id, thread_id, thread_id)
-    yield drop_snapshots(run_id, thread_id)
+    if compacted:
+        yield drop_snapshots(run_id, thread_id)
     for archive in ARCHIVES:
         yield f"DELETE FROM {archive} WHERE run_id = %s AND thread_id = %s", (run_id, thread_id)
     return restored

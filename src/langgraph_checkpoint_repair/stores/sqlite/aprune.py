@@ -23,7 +23,6 @@ T = TypeVar("T")
 class AsyncSqlitePruner:
     """Prunes, restores and forgets on an AsyncSqliteSaver's file."""
 
-    restore_needs = None
     forget_needs = None
     vacuums = True
 
@@ -38,7 +37,9 @@ class AsyncSqlitePruner:
         cursor = await self.conn.execute(query, params)
         return list(await cursor.fetchall())
 
-    async def ready(self, *, archive: bool, writes: bool, recorded: bool = True) -> None:
+    async def ready(
+        self, *, archive: bool, writes: bool, recorded: bool = True, compact: bool = False
+    ) -> None:
         async with self.lock:
             self.columns = {table: await self._columns(table) for table in ps.TABLES}
             if writes and (archive or recorded):
@@ -93,6 +94,9 @@ class AsyncSqlitePruner:
             self.columns = {table: await self._columns(table) for table in ps.TABLES}
             found = await self._fetch(ps.ARCHIVED_THREADS_SQL, (run_id,) * len(ps.ARCHIVES))
             return [str(row[0]) for row in found]
+
+    async def restore_needs(self, run_id: str) -> None:
+        """SQLite has no roles: nothing to check."""
 
     async def ready_to_restore(self, needs: object) -> None:
         """SQLite has no roles: a file this process may write holds every privilege."""

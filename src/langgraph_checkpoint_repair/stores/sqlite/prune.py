@@ -33,7 +33,6 @@ T = TypeVar("T")
 class SqlitePruner:
     """Prunes, restores and forgets on a SqliteSaver's file."""
 
-    restore_needs = None
     forget_needs = None
     vacuums = True
 
@@ -44,7 +43,9 @@ class SqlitePruner:
         self.writing = sql.writing_lock(saver)
         self.columns: dict[str, list[str]] = {}
 
-    def ready(self, *, archive: bool, writes: bool, recorded: bool = True) -> None:
+    def ready(
+        self, *, archive: bool, writes: bool, recorded: bool = True, compact: bool = False
+    ) -> None:
         """The archive's tables made (a dry run makes nothing)."""
         with self.lock:
             self.columns = {table: self._columns(table) for table in ps.TABLES}
@@ -101,6 +102,9 @@ class SqlitePruner:
             self.columns = {table: self._columns(table) for table in ps.TABLES}
             found = self.conn.execute(ps.ARCHIVED_THREADS_SQL, (run_id,) * len(ps.ARCHIVES))
             return [str(row[0]) for row in found]
+
+    def restore_needs(self, run_id: str) -> None:
+        """SQLite has no roles: nothing to check."""
 
     def ready_to_restore(self, needs: object) -> None:
         """SQLite has no roles: a file this process may write holds every privilege."""
