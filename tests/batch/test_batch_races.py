@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -29,6 +30,7 @@ from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.decisions.ids import id_after
 from langgraph_checkpoint_repair.decisions.plan import RUN_KEY
 from tests.support.agents import chat_graph
+from tests.support.app_writer import GRAPH_ENV
 from tests.support.batch_runs import head_messages, run_repair
 from tests.support.oracle import assert_valid
 from tests.support.postgres_threads import hold_claim
@@ -202,7 +204,9 @@ APPLICATIONS = 3
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_application(target: str, stop: Path, seed: int, threads: list[str]) -> Any:
+def start_application(
+    target: str, stop: Path, seed: int, threads: list[str], graph: str = "chat"
+) -> Any:
     command = [
         sys.executable,
         "-m",
@@ -212,7 +216,8 @@ def start_application(target: str, stop: Path, seed: int, threads: list[str]) ->
         str(seed),
         *threads,
     ]
-    return subprocess.Popen(command, stdout=PIPE, stderr=PIPE, text=True, cwd=ROOT)
+    env = {**os.environ, GRAPH_ENV: graph}
+    return subprocess.Popen(command, stdout=PIPE, stderr=PIPE, text=True, cwd=ROOT, env=env)
 
 
 def wait_until_writing(app: Any, stop: Path) -> None:

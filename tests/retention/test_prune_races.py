@@ -1,9 +1,10 @@
-"""Prunes racing real processes: applications writing the threads meanwhile, a second
-prune at once, a prune killed mid-run. Nothing is lost, no thread is left half-pruned,
+"""Prunes racing real processes: applications writing the threads meanwhile (delta threads
+too, compacted), a second prune at once, a prune killed mid-run. Nothing is lost, no thread is left half-pruned,
 and a rerun finishes the work."""
 
 from __future__ import annotations
 
+import itertools
 import signal
 import subprocess
 import time
@@ -76,6 +77,40 @@ async def test_applications_writing_during_prunes_lose_nothing(
         for thread_id in threads:
             texts = [m.content for m in graph.get_state(config(thread_id)).values["messages"]]
             assert texts[:2] == ["turn 0", "hi"], thread_id
+            for app_written in written:
+                mine = app_written.get(thread_id, [])
+                assert [t for t in texts if t in mine] == mine, thread_id
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_applications_writing_delta_threads_during_compacting_prunes_lose_nothing(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    pytest.importorskip("deepagents", reason="delta channels need langgraph 1.2")
+    from tests.support.delta_agents import delta_chat
+
+    stop = tmp_path / "stop"
+    with cli_store(kind, request) as (target, store):
+        graph = delta_chat(store.saver)
+        threads = [f"deep-{n}" for n in range(6)]
+        for thread_id, turn in itertools.product(threads, range(7)):
+            graph.invoke({"messages": [HumanMessage(f"turn {turn}")]}, config(thread_id))
+        apps = [start_application(target, stop, n, threads[n::2], "delta") for n in range(2)]
+        for app in apps:
+            wait_until_writing(app, stop)
+        try:
+            compacting = ("prune", target, "--min-idle", "0", "--compact", "--json")
+            runs = [run_cli(*compacting) for _ in range(2)]
+        finally:
+            stop.touch()
+        written = [written_by(app) for app in apps]
+        for run in runs:
+            assert run.returncode == 0, run.stderr
+        assert sum(last_json(run.stdout)["threads_compacted"] for run in runs) > 0
+        for thread_id in threads:
+            texts = [m.content for m in graph.get_state(config(thread_id)).values["messages"]]
+            assert texts[:2] == ["turn 0", "hi"], thread_id
+            assert texts.count("hi") >= 7, thread_id
             for app_written in written:
                 mine = app_written.get(thread_id, [])
                 assert [t for t in texts if t in mine] == mine, thread_id

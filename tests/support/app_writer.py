@@ -7,13 +7,15 @@ its own, as an application holds one), again and again until STOP_FILE exists;
 prints "ready" after its first write, then at the end every message it wrote,
 as JSON {thread_id: [text, ...]}. Each checkpoint reaches the database a little
 after LangGraph made it (and gave it its id), as over a network or behind a
-busy lock.
+busy lock. With `APP_WRITER_GRAPH=delta` in its environment, its graph keeps
+`messages` in a delta channel, as deep agents do.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import random
 import sys
 import time
@@ -55,8 +57,19 @@ def application_saver(target: str) -> Iterator[BaseCheckpointSaver[Any]]:
             yield postgres
 
 
+GRAPH_ENV = "APP_WRITER_GRAPH"
+
+
+def application_graph(saver: BaseCheckpointSaver[Any]) -> Any:
+    if os.environ.get(GRAPH_ENV) == "delta":
+        from tests.support.delta_agents import delta_chat
+
+        return delta_chat(saver)
+    return chat_graph(saver)
+
+
 def write_until(stop: Path, saver: BaseCheckpointSaver[Any], seed: str, threads: list[str]) -> Any:
-    graph, pick = chat_graph(saver), random.Random(seed)
+    graph, pick = application_graph(saver), random.Random(seed)
     written: dict[str, list[str]] = {}
     while not stop.exists():
         thread_id, text = pick.choice(threads), f"app-{seed}-{sum(map(len, written.values()))}"
