@@ -1,6 +1,6 @@
 """Prunes racing real processes: applications writing the threads meanwhile (delta threads
-too, compacted), a second prune at once, a prune killed mid-run. Nothing is lost, no thread is left half-pruned,
-and a rerun finishes the work."""
+too, compacted), a second prune at once, a prune killed mid-run. Nothing is lost, no
+thread is left half-pruned, and a rerun finishes the work."""
 
 from __future__ import annotations
 
