@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import psycopg
@@ -45,3 +46,23 @@ def reads(uri: str, table: str) -> Reads:
         row = conn.execute(COUNTS_SQL, {"table": table}).fetchone()
     assert row is not None
     return Reads(int(row[0]), int(row[1]))
+
+
+SETTLED_AFTER = 3
+"""Equal readings in a row, a fifth of a second apart, that count as settled."""
+
+
+def settled_reads(uri: str, table: str, tries: int = 40) -> Reads:
+    """The table's counters once every backend that read it has published its reads. A
+    backend publishes at most a second after it goes idle, and at its exit (a pool's
+    connections end after the run that used them returns): until then its reads would
+    be counted in the next measure instead."""
+    found, same = reads(uri, table), 0
+    for _ in range(tries):
+        time.sleep(0.2)
+        now = reads(uri, table)
+        same = same + 1 if now == found else 0
+        if same >= SETTLED_AFTER:
+            break
+        found = now
+    return found
