@@ -10,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 from subprocess import PIPE
+from typing import Any
 
 import psycopg
 import pytest
@@ -53,6 +54,24 @@ def start_prune(target: str, *argv: str) -> subprocess.Popen[str]:
     return subprocess.Popen(command, stdout=PIPE, stderr=PIPE, text=True, cwd=REPO, env=child_env())
 
 
+def runs_while_writing(
+    target: str, stop: Path, threads: list[str], commands: list[tuple[str, ...]], graph: str
+) -> tuple[list[Any], list[dict[str, list[str]]]]:
+    """Each command, run while two application processes (`graph`) write the threads;
+    the runs, each checked to succeed, and what each application wrote."""
+    apps = [start_application(target, stop, n, threads[n::2], graph) for n in range(2)]
+    for app in apps:
+        wait_until_writing(app, stop)
+    try:
+        runs = [run_cli(*command) for command in commands]
+    finally:
+        stop.touch()
+    written = [written_by(app) for app in apps]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    return runs, written
+
+
 @pytest.mark.parametrize("kind", KINDS)
 async def test_applications_writing_during_prunes_lose_nothing(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path
@@ -62,16 +81,8 @@ async def test_applications_writing_during_prunes_lose_nothing(
         threads = [f"live-{n}" for n in range(6)]
         for thread_id in threads:
             seed_chats(store, thread_id, 2)
-        apps = [start_application(target, stop, n, threads[n::2]) for n in range(2)]
-        for app in apps:
-            wait_until_writing(app, stop)
-        try:
-            runs = [run_cli("prune", target, "--min-idle", "0", "--json") for _ in range(4)]
-        finally:
-            stop.touch()
-        written = [written_by(app) for app in apps]
-        for run in runs:
-            assert run.returncode == 0, run.stderr
+        pruning = ("prune", target, "--min-idle", "0", "--json")
+        runs, written = runs_while_writing(target, stop, threads, [pruning] * 4, "chat")
         assert sum(last_json(run.stdout)["threads_pruned"] for run in runs) > 0
         graph = chat_graph(store.saver)
         for thread_id in threads:
@@ -95,17 +106,8 @@ async def test_applications_writing_delta_threads_during_compacting_prunes_lose_
         threads = [f"deep-{n}" for n in range(6)]
         for thread_id, turn in itertools.product(threads, range(7)):
             graph.invoke({"messages": [HumanMessage(f"turn {turn}")]}, config(thread_id))
-        apps = [start_application(target, stop, n, threads[n::2], "delta") for n in range(2)]
-        for app in apps:
-            wait_until_writing(app, stop)
-        try:
-            compacting = ("prune", target, "--min-idle", "0", "--compact", "--json")
-            runs = [run_cli(*compacting) for _ in range(2)]
-        finally:
-            stop.touch()
-        written = [written_by(app) for app in apps]
-        for run in runs:
-            assert run.returncode == 0, run.stderr
+        compacting = ("prune", target, "--min-idle", "0", "--compact", "--json")
+        runs, written = runs_while_writing(target, stop, threads, [compacting] * 2, "delta")
         assert sum(last_json(run.stdout)["threads_compacted"] for run in runs) > 0
         for thread_id in threads:
             texts = [m.content for m in graph.get_state(config(thread_id)).values["messages"]]

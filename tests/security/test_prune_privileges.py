@@ -13,14 +13,19 @@ from tests.support.pruning import thread
 from tests.support.roles import LANGGRAPH_TABLES, MakeRole, migrated
 
 
-def test_a_role_without_delete_is_told_the_grant_and_nothing_is_deleted(
-    pg_uri: str, make_role: MakeRole
-) -> None:
+def seeded(pg_uri: str) -> dict[str, int]:
+    """Two chats, the audit tables made; every table's rows counted."""
     with PostgresSaver.from_conn_string(pg_uri) as saver:
         saver.setup()
         seed_chats(saver)
     migrated(pg_uri)
-    before = postgres_rows(pg_uri)
+    return postgres_rows(pg_uri)
+
+
+def test_a_role_without_delete_is_told_the_grant_and_nothing_is_deleted(
+    pg_uri: str, make_role: MakeRole
+) -> None:
+    before = seeded(pg_uri)
     reader = make_role([f"GRANT SELECT ON {LANGGRAPH_TABLES}, langgraph_repair_migrations"])
 
     refused = run_cli("prune", reader, "--min-idle", "0")
@@ -87,11 +92,7 @@ UNDO_GRANTS = [
 def test_a_compacting_prune_needs_insert_and_names_the_grant(
     pg_uri: str, make_role: MakeRole
 ) -> None:
-    with PostgresSaver.from_conn_string(pg_uri) as saver:
-        saver.setup()
-        seed_chats(saver)
-    migrated(pg_uri)
-    before = postgres_rows(pg_uri)
+    before = seeded(pg_uri)
     pruner = make_role(PRUNE_GRANTS)
 
     refused = run_cli("prune", pruner, "--min-idle", "0", "--compact")
