@@ -73,8 +73,6 @@ lacks, which the new release never reads (said, never a gate failure).
 `delta_seed_missing`, `blob_missing`: a channel's stored history is gone (rows deleted by
 a prune other than ours): LangGraph rebuilds it from nothing, or hands the channel back
 empty, without an error (`retention.keep`)."""
-HISTORY_LOST_CODES: tuple[FindingCode, ...] = ("delta_seed_missing", "blob_missing")
-"""The findings of a head whose history is gone: reported, never written on."""
 DRIFT_CODES: tuple[FindingCode, ...] = ("node_missing", "channel_missing")
 """The findings of a head the graph would strand."""
 GATE_CODES: tuple[FindingCode, ...] = (*DRIFT_CODES, "drift_unchecked")

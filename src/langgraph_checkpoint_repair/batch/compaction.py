@@ -22,6 +22,7 @@ from ..retention.compact import Compaction, compactions, snapshot_under
 from ..retention.keep import StoredCheckpoint, written_since
 from ..retention.outcome import ThreadPruned
 from ..retention.rules import PruneRules
+from ..stores import Head
 from ..stores.history import aread_rebuilt, read_rebuilt
 
 
@@ -33,16 +34,6 @@ def to_compact(rows: Sequence[StoredCheckpoint] | None, rules: PruneRules) -> li
     return compactions(rows)
 
 
-def head_config(thread_id: str, found: Compaction) -> Any:
-    return {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": found.checkpoint_ns,
-            "checkpoint_id": found.head_id,
-        }
-    }
-
-
 def snapshots(rebuilt: Any, found: Compaction) -> dict[str, Any] | None:
     """Each compacted channel's value at the head, as rebuilt (a `_DeltaSnapshot`); None
     when one of them does not hold messages (the plain prune then keeps its chain)."""
@@ -52,10 +43,11 @@ def snapshots(rebuilt: Any, found: Compaction) -> dict[str, Any] | None:
     return {name: values[name] for name in found.channels}
 
 
-def same(before: Mapping[str, Any], after: Mapping[str, Any] | None) -> bool:
-    if after is None or before.keys() != after.keys():
+def proven(before: Mapping[str, Any], after: tuple[Any, Mapping[str, Any]] | None) -> bool:
+    """Whether the head, read again (`head_values`), rebuilds the same messages."""
+    if after is None or before.keys() != after[1].keys():
         return False
-    return all(snapshot_value(before[k]) == snapshot_value(after[k]) for k in before)
+    return all(snapshot_value(before[k]) == snapshot_value(after[1][k]) for k in before)
 
 
 def compact_thread(
@@ -68,29 +60,32 @@ def compact_thread(
         return bool(planned)
     done = False
     for found in planned:
-        head = saver.get_tuple(head_config(thread_id, found))
-        if head is None or is_js_checkpoint(head.checkpoint):
+        if (read := head_values(saver, thread_id, found)) is None:
             continue
-        values = snapshots(read_rebuilt(saver, head, None), found)
-        if values is None:
-            continue
+        head, values = read
         new = snapshot_under(head, found, values, saver.get_next_version, run_id)
         saver.put(new.config, new.checkpoint, new.metadata, new.new_versions)
         if not pruner.repoint(run_id, thread_id, found, rules.archive):
             pruner.revert(run_id, thread_id, found)  # another run moved the head's parent
             continue
-        if not same(values, _rebuilt_again(saver, thread_id, found)):
+        if not proven(values, head_values(saver, thread_id, found)):
             pruner.revert(run_id, thread_id, found)
             return ThreadPruned(thread_id, skipped="compact_unproven")
         done = True
     return done
 
 
-def _rebuilt_again(
+def head_values(
     saver: BaseCheckpointSaver[Any], thread_id: str, found: Compaction
-) -> dict[str, Any] | None:
-    head = saver.get_tuple(head_config(thread_id, found))
-    return None if head is None else snapshots(read_rebuilt(saver, head, None), found)
+) -> tuple[CheckpointTuple, dict[str, Any]] | None:
+    """The head as stored, with each compacted channel's value at it as LangGraph
+    rebuilds it; None when the head is gone or LangGraph.js's, or a channel does not
+    hold messages."""
+    head = saver.get_tuple(Head(thread_id, found.checkpoint_ns, found.head_id).config)
+    if head is None or is_js_checkpoint(head.checkpoint):
+        return None
+    values = snapshots(read_rebuilt(saver, head, None), found)
+    return None if values is None else (head, values)
 
 
 async def acompact_thread(
@@ -102,26 +97,27 @@ async def acompact_thread(
         return bool(planned)
     done = False
     for found in planned:
-        head = await saver.aget_tuple(head_config(thread_id, found))
-        if head is None or is_js_checkpoint(head.checkpoint):
+        if (read := await ahead_values(saver, thread_id, found)) is None:
             continue
-        values = snapshots(await aread_rebuilt(saver, head, None), found)
-        if values is None:
-            continue
+        head, values = read
         new = snapshot_under(head, found, values, saver.get_next_version, run_id)
         await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
         if not await pruner.repoint(run_id, thread_id, found, rules.archive):
             await pruner.revert(run_id, thread_id, found)
             continue
-        if not same(values, await _arebuilt_again(saver, thread_id, found)):
+        if not proven(values, await ahead_values(saver, thread_id, found)):
             await pruner.revert(run_id, thread_id, found)
             return ThreadPruned(thread_id, skipped="compact_unproven")
         done = True
     return done
 
 
-async def _arebuilt_again(
+async def ahead_values(
     saver: BaseCheckpointSaver[Any], thread_id: str, found: Compaction
-) -> dict[str, Any] | None:
-    head: CheckpointTuple | None = await saver.aget_tuple(head_config(thread_id, found))
-    return None if head is None else snapshots(await aread_rebuilt(saver, head, None), found)
+) -> tuple[CheckpointTuple, dict[str, Any]] | None:
+    """The async twin of `head_values`."""
+    head = await saver.aget_tuple(Head(thread_id, found.checkpoint_ns, found.head_id).config)
+    if head is None or is_js_checkpoint(head.checkpoint):
+        return None
+    values = snapshots(await aread_rebuilt(saver, head, None), found)
+    return None if values is None else (head, values)

@@ -48,7 +48,8 @@ class Head:
     nothing in it (`drift.look`): its next work names only the graph's nodes."""
     history_lost: tuple[tuple[FindingCode, str], ...] = ()
     """(code, channel) for each selected channel whose stored history the store's look
-    found gone (`codes.HISTORY_LOST_CODES`): the head is reported and never written on."""
+    found gone (`delta_seed_missing`, `blob_missing`): the head is reported and never
+    written on."""
     stale_since: str | None = None
     """Its time, where the first look found in its own writes a stale answer
     (`stale_answers`; PostgreSQL): a head it otherwise cleared is then judged on
