@@ -47,6 +47,10 @@ ActionKind = Literal[
     # job) a stored channel the graph lacks dropped; recorded under the channel "__graph__":
     "node_renamed",
     "channel_dropped",
+    # Batch-only, only where the operator names the release that will resume
+    # (`--interrupt-ids`): a paused question's stored id rewritten in place to the one that
+    # release computes (`interrupt_ids`); recorded under the channel "__interrupt__":
+    "interrupt_rekeyed",
 ]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
 
@@ -62,6 +66,8 @@ FindingCode = Literal[
     "channel_ignored",
     "delta_seed_missing",
     "blob_missing",
+    "interrupt_id_shared",
+    "interrupt_id_mismatch",
 ]
 FINDING_CODES: tuple[FindingCode, ...] = get_args(FindingCode)
 """`foreign_format`: a write on the thread would change its rows' format (`decisions.formats`).
@@ -72,7 +78,10 @@ check (its bytes do not decode). `channel_ignored`: a stored key holding a value
 lacks, which the new release never reads (said, never a gate failure).
 `delta_seed_missing`, `blob_missing`: a channel's stored history is gone (rows deleted by
 a prune other than ours): LangGraph rebuilds it from nothing, or hands the channel back
-empty, without an error (`retention.keep`)."""
+empty, without an error (`retention.keep`).
+`interrupt_id_shared`: a paused question whose id does not tell it apart from another of
+its task's; `interrupt_id_mismatch`: one whose id the release named with `--interrupt-ids`
+does not compute (`interrupt_ids`)."""
 DRIFT_CODES: tuple[FindingCode, ...] = ("node_missing", "channel_missing")
 """The findings of a head the graph would strand."""
 GATE_CODES: tuple[FindingCode, ...] = (*DRIFT_CODES, "drift_unchecked")
@@ -83,5 +92,9 @@ LostTypes = Literal["log", "raise"]
 LOST_TYPES: tuple[LostTypes, ...] = get_args(LostTypes)
 NulMode = Literal["replace", "strip"]
 NUL_MODES: tuple[NulMode, ...] = get_args(NulMode)
+InterruptIds = Literal["per-question", "first"]
+INTERRUPT_ID_SCHEMES: tuple[InterruptIds, ...] = get_args(InterruptIds)
+"""How a LangGraph release makes interrupt ids: one per question (1.2.20 and later), or
+the task's first id for all of its questions (1.2.19 and earlier)."""
 StaleResume = Literal["drop", "keep"]
 STALE_RESUMES: tuple[StaleResume, ...] = get_args(StaleResume)

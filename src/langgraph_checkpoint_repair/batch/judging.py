@@ -17,8 +17,10 @@ from ..decisions.stored_bytes import findings_of, moved_types_repair, needs_insp
 from ..decoding.integrity import Finding, StoredValue
 from ..drift.findings import drift_findings
 from ..engine.media.history import history_limits
+from ..interrupt_ids import id_findings, rekeys
 from ..js.rows import is_js_checkpoint
 from ..redact import one_line
+from ..stale_answers import asks_a_human
 from ..stores import Head
 from ..waiting import waiting_head
 from .ledger import Ledger
@@ -42,6 +44,10 @@ JS_UNCHECKED = (
     "LangGraph.js threads are not checked against --graph: their graph is a JavaScript "
     "one, which cannot be loaded here"
 )
+JS_IDS_LEFT = (
+    "LangGraph.js threads' interrupt ids are left alone: LangGraph.js makes them its own "
+    "way, which --interrupt-ids does not name"
+)
 
 
 class Judge:
@@ -52,7 +58,7 @@ class Judge:
         self.options = options
         self.ledger = ledger
         self.report = ledger.report
-        self.js_unchecked = False
+        self.said: set[str] = set()
         self._noting = threading.Lock()  # heads are judged on several threads at once
 
     def take_page(self, page: list[Head]) -> list[Head]:
@@ -66,7 +72,10 @@ class Judge:
             to_load = [
                 h
                 for h in page
-                if h.maybe_broken or h.stale_since is not None or (drifts and h.may_drift)
+                if h.maybe_broken
+                or h.stale_since is not None
+                or h.asks_again
+                or (drifts and h.may_drift)
             ]
             self.report.scanned(len(page) - len(to_load))
         self.ledger.page_started(page)
@@ -87,6 +96,8 @@ class Judge:
         own writes prove (`Head.stale_since`), judged without loading it; None for any
         other head (one the graph may strand is loaded and checked for both)."""
         if head.maybe_broken or head.stale_since is None or not self.look_suffices:
+            return None
+        if head.asks_again:  # its interrupt ids are judged on the loaded head
             return None
         if self.checks_graph and head.may_drift:
             return None
@@ -119,13 +130,27 @@ class Judge:
         if shape is None:
             return assessment
         if is_js_checkpoint(stored.checkpoint):
-            with self._noting:
-                first, self.js_unchecked = not self.js_unchecked, True
-            if first:
-                logger.warning(JS_UNCHECKED)
+            self.say_once(JS_UNCHECKED)
             return assessment
-        found = drift_findings(stored, shape)
-        return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment
+        return with_findings(assessment, drift_findings(stored, shape))
+
+    def say_once(self, warning: str) -> None:
+        """Log `warning` the first time the run meets what it says."""
+        with self._noting:
+            first = warning not in self.said
+            self.said.add(warning)
+        if first:
+            logger.warning(warning)
+
+    def with_interrupt_ids(self, stored: CheckpointTuple, assessment: Assessment) -> Assessment:
+        """`assessment` with what the head's interrupt ids fail to tell apart, and with
+        `--interrupt-ids`, what that release would not find (`interrupt_ids`). A
+        LangGraph.js thread is left alone; with the option, the run says so once."""
+        if is_js_checkpoint(stored.checkpoint):
+            if self.options.interrupt_ids is not None and asks_a_human(stored.pending_writes or ()):
+                self.say_once(JS_IDS_LEFT)
+            return assessment
+        return with_findings(assessment, id_findings(stored, self.options.interrupt_ids))
 
     def of_other_graph(self, stored: CheckpointTuple) -> bool:
         """Whether the head belongs to another graph of the store (its metadata names
@@ -229,4 +254,17 @@ class Judge:
         if needs_inspection(tup, refused, store.saver.serde, store.nul_matters):
             return True
         drops = store.rewrites_writes and may_drop_answer(tup, self.options.policy)
-        return drops and head.writes is None
+        return (drops and head.writes is None) or bool(self.rekeys(tup))
+
+    def rekeys(self, tup: CheckpointTuple) -> dict[str, tuple[str, str]]:
+        """The questions `--interrupt-ids` re-keys in the head, by task (none without the
+        option, on a LangGraph.js thread, or where the store cannot rewrite writes)."""
+        scheme = self.options.interrupt_ids
+        if scheme is None or not self.store.rewrites_writes or is_js_checkpoint(tup.checkpoint):
+            return {}
+        return rekeys(tup, scheme)
+
+
+def with_findings(assessment: Assessment, found: tuple[Finding, ...]) -> Assessment:
+    """`assessment` with `found` after its findings."""
+    return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
+from ..codes import INTERRUPT_ID_SCHEMES, InterruptIds
 from ..decisions.plan import Assessment, new_run_id
 from ..decoding.names import TypeName, type_text
 from ..decoding.rename import moved_from
@@ -66,6 +67,12 @@ class RunOptions:
     """With `graph`: only heads whose checkpoint metadata names this `graph_id` (as the
     Agent Server tags each graph's threads) or none are looked at; the others belong to
     another graph of the store and are skipped (`other_graph`)."""
+    interrupt_ids: InterruptIds | None = None
+    """How the LangGraph release that will resume the store makes interrupt ids
+    (`per-question` for 1.2.20 and later, `first` for 1.2.19 and earlier): each paused
+    question whose stored id it does not compute is found (`interrupt_id_mismatch`) and
+    re-keyed in place (action `interrupt_rekeyed`). None: ids are only checked for
+    questions they do not tell apart (`interrupt_id_shared`)."""
     run_id: str = field(default_factory=new_run_id)
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
@@ -100,6 +107,11 @@ class RunOptions:
         object.__setattr__(self, "renamed_nodes", renames)
         if self.graph_id is not None and (not isinstance(self.graph_id, str) or not self.graph_id):
             raise ValueError(f"graph_id must be a graph's id, not {self.graph_id!r}")
+        if self.interrupt_ids is not None and self.interrupt_ids not in INTERRUPT_ID_SCHEMES:
+            raise ValueError(
+                f"interrupt_ids must be one of {', '.join(INTERRUPT_ID_SCHEMES)}, "
+                f"not {self.interrupt_ids!r}"
+            )
         if self.graph_id is not None and self.graph is None:
             raise ValueError("graph_id needs the graph it names (graph=)")
 
@@ -144,6 +156,7 @@ class RunOptions:
             **({"waiting": True} if self.waiting else {}),
             **({"graph": True} if self.graph is not None else {}),
             **({"renamed_nodes": dict(self.renamed_nodes)} if self.renamed_nodes else {}),
+            **({"interrupt_ids": self.interrupt_ids} if self.interrupt_ids else {}),
         }
 
     def moved_texts(self) -> dict[str, str]:

@@ -6,7 +6,7 @@ runner's planning, apart from bookkeeping and judging; the shells do the writes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -27,6 +27,7 @@ from ..decisions.rewind import AncestorWalk, left_unreadable, rewind_assessment,
 from ..decisions.rewrites import (
     InPlaceChanges,
     RewritePlan,
+    interrupt_rekeys,
     nul_rewrites,
     repair_changes,
     stale_answer_drop,
@@ -180,11 +181,13 @@ class Planner:
         key: tuple[str, str, str],
         values: Sequence[StoredValue] | None,
         assessment: Assessment,
+        rekeys: Mapping[str, tuple[str, str]] | None = None,
     ) -> RewritePlan | None:
         """The head's pending writes to change in place, where the store can: text
         holding U+0000 where the store refuses it (`docs/how-to/unreadable-threads.md`),
-        else a stale answer to delete (`docs/how-to/resume-safely.md`); None when there
-        is none."""
+        else a stale answer to delete (`docs/how-to/resume-safely.md`), else the
+        questions `--interrupt-ids` re-keys (`rekeys`, by task: stored and computed id);
+        None when there is none. One kind a run: the next run does the others."""
         if not self.store.rewrites_writes or values is None:
             return None
         codes = {finding.code for finding in assessment.findings}
@@ -193,6 +196,8 @@ class Planner:
             return nul_rewrites(key, values, serde, mode)
         if "stale_resume" in codes and self.options.policy.stale_resume == "drop":
             return stale_answer_drop(key, values)
+        if rekeys:
+            return interrupt_rekeys(key, values, rekeys)
         return None
 
     def seen_stale(self, assessment: Assessment, head: Head) -> RewritePlan | None:

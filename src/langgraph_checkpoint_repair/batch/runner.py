@@ -153,13 +153,14 @@ class _SyncRun(_Run):
         if assessment is None or self.judge.leaves_lost_history(head, assessment):
             return
         assessment = with_stale_answer(assessment, stale_found(self.store, stored))
+        assessment = self.judge.with_interrupt_ids(stored, assessment)
         assessment = self.judge.with_drift(stored, assessment)
         if (fix := self.plan.drift_fix(assessment)) is not None:
             types = self.store.row_types(assessment.thread_id, assessment.checkpoint_ns)
             if (planned := self.plan.retarget(stored, assessment, fix, types)) is not None:
                 self.write(*planned)
             return
-        plan = self.plan.rewrite(key, rows, assessment)
+        plan = self.plan.rewrite(key, rows, assessment, self.judge.rekeys(stored))
         if plan is not None:
             self.rewrite(stored.checkpoint.get("ts"), assessment, plan)
             return
@@ -264,6 +265,7 @@ class _AsyncRun(_Run):
         if assessment is None or self.judge.leaves_lost_history(head, assessment):
             return
         assessment = with_stale_answer(assessment, await astale_found(self.store, stored))
+        assessment = self.judge.with_interrupt_ids(stored, assessment)
         assessment = self.judge.with_drift(stored, assessment)
         if (fix := self.plan.drift_fix(assessment)) is not None:
             ns = assessment.checkpoint_ns
@@ -271,7 +273,7 @@ class _AsyncRun(_Run):
             if (planned := self.plan.retarget(stored, assessment, fix, types)) is not None:
                 await self.write(*planned)
             return
-        plan = self.plan.rewrite(key, rows, assessment)
+        plan = self.plan.rewrite(key, rows, assessment, self.judge.rekeys(stored))
         if plan is not None:
             await self.rewrite(stored.checkpoint.get("ts"), assessment, plan)
             return

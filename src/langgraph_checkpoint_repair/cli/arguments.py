@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ..codes import INTERRUPT_ID_SCHEMES
 from ..targets.parse import TARGET_ENV
 
 if TYPE_CHECKING:
@@ -90,7 +91,8 @@ def build_policy(settings: Sequence[str]) -> RepairPolicy:
 EXIT_CODES = """exit codes:
   0    success
   1    some thread failed (listed under errors); scan --graph found one it would strand
-       or could not check; undo left a thread it should have restored (stderr says why)
+       or could not check; scan --interrupt-ids found a question that release misses;
+       undo left a thread it should have restored (stderr says why)
   2    usage or connection error (one line on stderr; nothing written)
   130  stopped by SIGINT (Ctrl-C): writes in flight finished, summary printed
   143  stopped by SIGTERM: the same; run the command again to finish
@@ -282,6 +284,13 @@ def _repairs(command: argparse.ArgumentParser) -> None:
         "a channel found in no scanned thread is reported",
     )  # fmt: skip
     _add_graph(command)
+    command.add_argument(
+        "--interrupt-ids", choices=INTERRUPT_ID_SCHEMES, metavar="per-question|first",
+        help="how the LangGraph release that will resume the store makes interrupt ids: "
+        "per-question (1.2.20 and later) or first (1.2.19 and earlier). A paused question "
+        "whose stored id it does not compute is found (interrupt_id_mismatch; scan then "
+        "exits 1) and re-keyed by repair (action interrupt_rekeyed)",
+    )  # fmt: skip
     _add_rate(command, "repair")
 
 
@@ -342,6 +351,7 @@ def run_options(args: argparse.Namespace, looks: bool) -> RunOptions:
         moved_types=moved_types(args),
         rewind_unreadable=getattr(args, "rewind_unreadable", False),
         waiting=looks and (args.json or args.waiting),
+        interrupt_ids=args.interrupt_ids,
         **graph_options(args),
     )
 

@@ -316,7 +316,10 @@ class Job:
         from ..codes import GATE_CODES
 
         stranded = any(report.findings.get(code) for code in GATE_CODES)
-        return self.entry.looks and self.args.graph is not None and stranded
+        missed = report.findings.get("interrupt_id_mismatch")
+        gated = self.args.graph is not None and stranded
+        ids_gated = getattr(self.args, "interrupt_ids", None) is not None and bool(missed)
+        return self.entry.looks and (gated or ids_gated)
 
     def exit_code(self, stopped: bool, failed: bool) -> int:
         """130 / 143 for a run a signal stopped (saying so on stderr), else 1 or 0."""

@@ -105,6 +105,10 @@ GATE_REASONS = {
     "channel_missing": "{n} would pause forever: they hold a key the graph lacks",
     "drift_unchecked": "{n} could not be checked: " + UNDECODED,
 }
+IDS_REASON = (
+    "{n} question(s) wait with a stored id that release does not compute: "
+    "`repair --interrupt-ids` re-keys them"
+)
 
 
 def _gate_found(report: RunReport) -> list[str]:
@@ -129,8 +133,14 @@ def waiting_untold(report: RunReport) -> str:
 
 
 def gate_verdict(report: RunReport) -> str:
-    """Why the gate before a deploy (`scan --graph`) is closed, in one line."""
-    return "the graph's gate is closed: " + "; ".join(_gate_found(report))
+    """Why the gate before a deploy (`scan --graph`, `scan --interrupt-ids`) is closed,
+    in one line."""
+    closed = []
+    if found := _gate_found(report):
+        closed.append("the graph's gate is closed: " + "; ".join(found))
+    if missed := report.findings.get("interrupt_id_mismatch", 0):
+        closed.append("the interrupt ids' gate is closed: " + IDS_REASON.format(n=f"{missed:,}"))
+    return "; ".join(closed)
 
 
 UNDO_FINE = frozenset({"moved_on", "claimed", "not_written", "not_this_run"})

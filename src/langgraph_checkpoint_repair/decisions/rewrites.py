@@ -7,7 +7,9 @@ it would be ignored, so these repairs, alone among them, change stored rows:
 - text holding U+0000 (`nul_text`, `docs/how-to/unreadable-threads.md`): the write
   keeps its checkpoint, task id and index, and only its bytes change;
 - a stale answer (`stale_answers`, `docs/how-to/resume-safely.md`): the write is
-  deleted (its rewritten bytes are None).
+  deleted (its rewritten bytes are None);
+- a paused question's id, re-keyed for the release that will resume
+  (`interrupt_ids`): only the id's bytes change.
 
 The original bytes are kept in the audit (`langgraph_repair_rewrites`), so `undo`
 puts them back, and only where the row is still as this repair left it.
@@ -15,17 +17,19 @@ puts them back, and only where the row is still as this repair left it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any, Literal
 
+import ormsgpack
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..codes import ActionKind, NulMode
 from ..decoding.integrity import StoredValue, nul_in_text
 from ..decoding.nul import holds_nul, scrub_nul
 from ..engine import RepairAction
+from ..in_flight import INTERRUPT_CHANNEL
 from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
 from .races import WriteOutcome
 
@@ -157,6 +161,40 @@ def stale_answer_drop(
             )
             return RewritePlan(*key, "resume_dropped", (write,))
     return None
+
+
+def interrupt_rekeys(
+    key: tuple[str, str, str],
+    values: Sequence[StoredValue],
+    moves: Mapping[str, tuple[str, str]],
+) -> RewritePlan | None:
+    """The `__interrupt__` writes of the tasks in `moves` (task id: the stored id, the
+    id to give) with that id replaced in their bytes; None when there is none to do.
+    Only the id changes: every other byte stays as the release that asked wrote it."""
+    writes = []
+    for value in values:
+        move = moves.get(str(value.task_id))
+        if value.channel != INTERRUPT_CHANNEL or move is None or value.idx is None:
+            continue
+        blob = rekeyed_bytes(value.type, value.blob, *move)
+        if blob is not None:
+            assert value.task_id is not None and value.type is not None
+            write = WriteRewrite(
+                *key, value.task_id, value.idx, value.channel, value.type, value.blob, blob
+            )
+            writes.append(write)
+    return RewritePlan(*key, "interrupt_rekeyed", tuple(writes)) if writes else None
+
+
+def rekeyed_bytes(type_: str | None, blob: bytes | None, old: str, new: str) -> bytes | None:
+    """`blob` with the msgpack string `old` replaced by `new`; None unless the bytes are
+    msgpack holding `old` exactly once (anything else is reported, never guessed)."""
+    if type_ != "msgpack" or blob is None or len(old) != len(new):
+        return None
+    stored = ormsgpack.packb(old)
+    if bytes(blob).count(stored) != 1:
+        return None
+    return bytes(blob).replace(stored, ormsgpack.packb(new))
 
 
 def by_checkpoint(writes: Iterable[WriteRewrite]) -> Iterator[tuple[WriteRewrite, ...]]:

@@ -50,6 +50,10 @@ class Head:
     """(code, channel) for each selected channel whose stored history the store's look
     found gone (`delta_seed_missing`, `blob_missing`): the head is reported and never
     written on."""
+    asks_again: bool = True
+    """False only where the first look proved no task of the head asks a question after
+    taking an answer, nor two questions in one write: its interrupt ids cannot fail to
+    tell its questions apart, nor differ between releases (`interrupt_ids`)."""
     stale_since: str | None = None
     """Its time, where the first look found in its own writes a stale answer
     (`stale_answers`; PostgreSQL): a head it otherwise cleared is then judged on

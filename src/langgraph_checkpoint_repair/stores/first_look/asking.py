@@ -20,7 +20,14 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...decoding.names import named_types
 from ...in_flight import INTERRUPT_CHANNEL
-from ...stale_answers import RESUME_CHANNEL, Write, is_null_answer, needs_child_writes, stale_answer
+from ...stale_answers import (
+    NULL_TASK_ID,
+    RESUME_CHANNEL,
+    Write,
+    is_null_answer,
+    needs_child_writes,
+    stale_answer,
+)
 from ...waiting import SENDS_CHANNEL, WaitingHead, waiting_head
 
 HeadKey = tuple[str, str, str]
@@ -142,3 +149,37 @@ def _write_of(row: Sequence[Any], serde: SerializerProtocol) -> Write | None:
 def _fields(fields: Any) -> Any:
     """The head's fields as `ASKED_SQL` brings them (a JSON array)."""
     return json.loads(fields) if isinstance(fields, str) else fields
+
+
+ONE_QUESTION = b"\x91"
+"""How msgpack starts a list of one item: an `__interrupt__` write asking one question."""
+
+
+def asking_again(others: Sequence[Sequence[Any]]) -> set[HeadKey]:
+    """The page's heads whose interrupt ids may not tell questions apart, or differ
+    between LangGraph releases (`interrupt_ids`): a task that asks after taking an answer
+    (its `__interrupt__` row beside its own `__resume__` row), or asks more than one
+    question in a write (or in bytes not read here). Only those heads are loaded for it."""
+    asking: dict[HeadKey, set[str]] = {}
+    answered: dict[HeadKey, set[str]] = {}
+    found: set[HeadKey] = set()
+    for row in others:
+        channel, type_, blob, task_id = row[3], row[4], row[5], row[6]
+        if task_id is None:
+            continue
+        if channel == INTERRUPT_CHANNEL:
+            asking.setdefault(_key(row), set()).add(str(task_id))
+            if not _one_question(type_, blob):
+                found.add(_key(row))
+        elif channel == RESUME_CHANNEL and task_id != NULL_TASK_ID:
+            answered.setdefault(_key(row), set()).add(str(task_id))
+    found.update(key for key, tasks in asking.items() if tasks & answered.get(key, set()))
+    return found
+
+
+def _one_question(type_: Any, blob: Any) -> bool:
+    """Whether an `__interrupt__` row asks one question; LangGraph.js's JSON rows are
+    never re-keyed (their ids are LangGraph.js's), so they count as one."""
+    if type_ == "json":
+        return True
+    return type_ == "msgpack" and blob is not None and bytes(blob[:1]) == ONE_QUESTION

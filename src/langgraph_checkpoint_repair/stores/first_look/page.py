@@ -30,7 +30,7 @@ from ...waiting import SENDS_CHANNEL, WaitingHead
 from ..base import Head
 from ..faults import store_lost
 from ..stored_values import answering_heads, answering_writes, suspect_heads
-from .asking import stale_from_rows, waiting_heads
+from .asking import asking_again, stale_from_rows, waiting_heads
 from .plain import (
     HISTORIES,
     JS_HISTORIES,
@@ -61,6 +61,7 @@ class PageVerdicts:
     drifting: set[HeadKey] | None = None
     lost: dict[HeadKey, list[tuple[FindingCode, str]]] = field(default_factory=dict)
     """(code, channel) of each selected channel whose stored history is gone."""
+    asking_again: set[HeadKey] = field(default_factory=set)
 
     def heads(self) -> list[Head]:
         return [
@@ -71,6 +72,7 @@ class PageVerdicts:
                 waiting=self.waiting.get(key),
                 writes=self.answering.get(key),
                 stale_since=self.stale.get(key),
+                asks_again=key in self.asking_again,
                 may_drift=may_drift(key, self.drifting),
                 history_lost=tuple(self.lost.get(key, ())),
             )
@@ -244,6 +246,8 @@ class PageRows:
     """The pending writes, as read, of each head that may hold a stale answer."""
     stale: dict[HeadKey, Any] = field(default_factory=dict)
     """The heads whose own writes prove their answer stale, with each head's time."""
+    asking_again: set[HeadKey] = field(default_factory=set)
+    """The heads whose interrupt ids may not tell questions apart (`asking.asking_again`)."""
     drifting: set[HeadKey] | None = None
     """With `--graph`, the heads it may strand (`drift_suspects`); None without."""
     lost: dict[HeadKey, list[tuple[FindingCode, str]]] = field(default_factory=dict)
@@ -279,6 +283,7 @@ class PageRows:
         self.stale = stale_from_rows(others, answering, serde)
         self.suspects = integrity | (answering - self.stale.keys())
         self.answering = answering_writes(others, answering)
+        self.asking_again = asking_again(others)
         if waiting:
             self.waiting = waiting_heads(others, serde)
 
@@ -314,6 +319,7 @@ def judge_page(read: PageRows, serde: SerializerProtocol) -> list[Head]:
     page.waiting = read.waiting
     page.answering = read.answering
     page.stale = read.stale
+    page.asking_again = read.asking_again
     page.drifting = read.drifting
     page.lost = {key: list(found) for key, found in read.lost.items()}
     for key in page.lost:
