@@ -28,6 +28,7 @@ from ..decisions.rewrites import (
     InPlaceChanges,
     RewritePlan,
     interrupt_rekeys,
+    joined,
     nul_rewrites,
     repair_changes,
     stale_answer_drop,
@@ -185,20 +186,22 @@ class Planner:
     ) -> RewritePlan | None:
         """The head's pending writes to change in place, where the store can: text
         holding U+0000 where the store refuses it (`docs/how-to/unreadable-threads.md`),
-        else a stale answer to delete (`docs/how-to/resume-safely.md`), else the
-        questions `--interrupt-ids` re-keys (`rekeys`, by task: stored and computed id);
-        None when there is none. One kind a run: the next run does the others."""
+        else a stale answer to delete (`docs/how-to/resume-safely.md`) and the questions
+        `--interrupt-ids` re-keys (`rekeys`, by task: stored and computed id), in one
+        plan; None when there is none."""
         if not self.store.rewrites_writes or values is None:
             return None
         codes = {finding.code for finding in assessment.findings}
         if "nul_text" in codes and self.store.nul_matters:
             serde, mode = self.store.saver.serde, self.options.policy.nul_text
             return nul_rewrites(key, values, serde, mode)
-        if "stale_resume" in codes and self.options.policy.stale_resume == "drop":
-            return stale_answer_drop(key, values)
-        if rekeys:
-            return interrupt_rekeys(key, values, rekeys)
-        return None
+        drop = "stale_resume" in codes and self.options.policy.stale_resume == "drop"
+        return joined(
+            [
+                stale_answer_drop(key, values) if drop else None,
+                interrupt_rekeys(key, values, rekeys) if rekeys else None,
+            ]
+        )
 
     def seen_stale(self, assessment: Assessment, head: Head) -> RewritePlan | None:
         """The deletion of a stale answer the first look proved (`Judge.stale_by_look`);

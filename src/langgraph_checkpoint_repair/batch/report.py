@@ -97,7 +97,7 @@ class ThreadReport:
         return fields
 
 
-REWRITE_KINDS = frozenset({"nul_replaced", "nul_stripped", "resume_dropped"})
+REWRITE_KINDS = frozenset({"nul_replaced", "nul_stripped", "resume_dropped", "interrupt_rekeyed"})
 """Action kinds of pending writes rewritten in place (`decisions.rewrites`)."""
 
 

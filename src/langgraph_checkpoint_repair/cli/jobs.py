@@ -295,8 +295,10 @@ class Job:
     def finished(self, report: RunReport) -> int:
         self.report = report
         self.print_report(report)
-        # A run with --graph and no --channel is about the graph, not about messages.
-        asked = self.args.channel is not None or getattr(self.args, "graph", None) is None
+        # A run with --graph or --interrupt-ids and no --channel is about the graph or the
+        # ids, not about messages.
+        about_others = any(getattr(self.args, name, None) for name in ("graph", "interrupt_ids"))
+        asked = self.args.channel is not None or not about_others
         for channel in report.channels_not_found if asked else ():
             print(
                 f"langgraph-repair: warning: no scanned thread has a channel named {channel!r}",

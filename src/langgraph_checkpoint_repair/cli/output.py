@@ -106,7 +106,7 @@ GATE_REASONS = {
     "drift_unchecked": "{n} could not be checked: " + UNDECODED,
 }
 IDS_REASON = (
-    "{n} question(s) wait with a stored id that release does not compute: "
+    "{n} thread(s) wait on a question with a stored id that release does not compute: "
     "`repair --interrupt-ids` re-keys them"
 )
 

@@ -84,28 +84,49 @@ class RewritePlan:
     checkpoint_id: str
     kind: ActionKind
     writes: tuple[WriteRewrite, ...]
+    kinds: tuple[ActionKind, ...] = ()
+    """Each write's kind, where a plan joins several (`joined`); else `kind` for all."""
 
     @property
     def head(self) -> tuple[str, str, str]:
         """The head whose writes these are: thread, namespace, checkpoint."""
         return (self.thread_id, self.checkpoint_ns, self.checkpoint_id)
 
+    def kind_of(self, n: int) -> ActionKind:
+        """The kind of the plan's `n`-th write."""
+        return self.kinds[n] if self.kinds else self.kind
+
+    def does(self, kind: ActionKind) -> bool:
+        """Whether one of its writes is of `kind`."""
+        return any(self.kind_of(n) == kind for n in range(len(self.writes)))
+
     def actions(self) -> dict[str, tuple[RepairAction, ...]]:
         """The rewrites as repair actions by channel, for the report and the metrics
         (`detail` names the task, `index` is the write's index in it)."""
         found: dict[str, list[RepairAction]] = {}
-        for write in self.writes:
-            action = RepairAction(self.kind, None, None, write.idx, detail=write.task_id)
+        for n, write in enumerate(self.writes):
+            action = RepairAction(self.kind_of(n), None, None, write.idx, detail=write.task_id)
             found.setdefault(write.channel, []).append(action)
         return {channel: tuple(actions) for channel, actions in found.items()}
 
     def audit_actions(self) -> dict[str, list[dict[str, Any]]]:
         """The audit row's `actions`: by channel, each write's kind, task id and index."""
         found: dict[str, list[dict[str, Any]]] = {}
-        for write in self.writes:
-            entry = {"kind": self.kind, "task_id": write.task_id, "idx": write.idx}
+        for n, write in enumerate(self.writes):
+            entry = {"kind": self.kind_of(n), "task_id": write.task_id, "idx": write.idx}
             found.setdefault(write.channel, []).append(entry)
         return found
+
+
+def joined(plans: Iterable[RewritePlan | None]) -> RewritePlan | None:
+    """The plans of one head as one (written in one transaction), each write keeping its
+    kind; None when there is none."""
+    kept = [plan for plan in plans if plan is not None]
+    if len(kept) < 2:
+        return kept[0] if kept else None
+    writes = tuple(write for plan in kept for write in plan.writes)
+    kinds = tuple(plan.kind_of(n) for plan in kept for n in range(len(plan.writes)))
+    return RewritePlan(*kept[0].head, kept[0].kind, writes, kinds)
 
 
 def nul_kind(mode: NulMode) -> ActionKind:

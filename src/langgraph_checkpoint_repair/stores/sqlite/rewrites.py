@@ -80,7 +80,7 @@ def answer_is_new(row: Sequence[Any] | None) -> bool:
 
 
 def drops_answer(plan: RewritePlan) -> bool:
-    return plan.kind == "resume_dropped"
+    return plan.does("resume_dropped")
 
 
 def statements(writes: Iterable[WriteRewrite]) -> list[tuple[str, list[Params]]]:
