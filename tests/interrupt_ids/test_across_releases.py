@@ -13,6 +13,10 @@ from typing import Any
 
 import pytest
 
+from langgraph_checkpoint_repair.batch import repair_threads
+from langgraph_checkpoint_repair.stores.postgres import PostgresStore
+from langgraph_checkpoint_repair.stores.sqlite import SqliteStore
+from langgraph_checkpoint_repair.targets import open_saver
 from tests.support.cli_runs import last_json, run_cli
 from tests.support.older_release import NEWEST, drive, older_python
 
@@ -185,3 +189,57 @@ def test_one_question_and_finished_threads_are_not_flagged(shared: Shared) -> No
         assert gate.returncode == 0, gate.stderr
         report = last_json(gate.stdout)
         assert "findings" not in report and report["waiting_heads"] == 2
+
+
+def test_a_dry_run_counts_and_writes_nothing(shared: Shared) -> None:
+    paused_at_q2(shared, shared.older, "t")
+    before = shared.writes()
+
+    dry = shared.command("repair", "--interrupt-ids", "per-question", "--dry-run")
+
+    report = last_json(dry.stdout)
+    assert report["actions"] == {"interrupt_rekeyed": 1} and report["writes_rewritten"] == 1
+    assert report["threads_repaired"] == 1 and report["dry_run"] is True
+    assert shared.writes() == before
+
+
+def test_the_application_resuming_mid_run_wins(
+    shared: Shared, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run read the question; the application answers it before the re-key is
+    written: the run compares the head and the bytes, and leaves the thread."""
+    paused_at_q2(shared, shared.older, "t")
+    kind = SqliteStore if shared.target.startswith("sqlite:///") else PostgresStore
+    rewrite = kind.rewrite_writes
+
+    def application_answers_first(self: Any, run_id: str, plan: Any) -> Any:
+        shared.new("t", "answer", "no")
+        return rewrite(self, run_id, plan)
+
+    monkeypatch.setattr(kind, "rewrite_writes", application_answers_first)
+    assert run_cli("migrate", shared.target).returncode == 0
+    with open_saver(shared.target) as saver:
+        report = repair_threads(saver, min_idle=0, interrupt_ids="per-question")
+
+    assert report.writes_rewritten == 0 and report.skipped == {"moved_on": 1}
+    assert shared.new("t", "state") == {"interrupts": [], "out": "q1 got 'yes', q2 got 'no'"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("scan", "{target}", "--interrupt-ids", "sometimes"),
+        ("repair", "{target}", "--interrupt-ids"),
+        ("undo", "{target}", "--run", "run-1", "--interrupt-ids", "first"),
+    ],
+)
+def test_a_mistaken_option_is_one_line_and_writes_nothing(tmp_path: Any, argv: Any) -> None:
+    path = tmp_path / "threads.sqlite"
+    drive(NEWEST, str(path), "t", "start")
+    before = Shared(str(path), f"sqlite:///{path}", "").writes()
+
+    done = run_cli(*(arg.format(target=f"sqlite:///{path}") for arg in argv))
+
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "--interrupt-ids" in done.stderr
+    assert Shared(str(path), f"sqlite:///{path}", "").writes() == before
