@@ -4,29 +4,36 @@ question (`Interrupt.from_ns`), which 1.2.19 and earlier give all of them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import langgraph.types
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Interrupt
 
+from langgraph_checkpoint_repair import PatchingCheckpointer
+from langgraph_checkpoint_repair.batch import RunOptions
 from langgraph_checkpoint_repair.interrupt_ids import AskingTask, question_id, task_namespace
 
 names = st.text(
-    alphabet=st.characters(blacklist_characters="|:", blacklist_categories=("Cs",)),
+    alphabet=st.characters(blacklist_characters="|:", codec="utf-8"),
     min_size=1,
     max_size=12,
 )
 task_ids = st.uuids().map(str)
+releases_id = getattr(langgraph.types, "_interrupt_id", None)
 per_question_release = pytest.mark.skipif(
-    not hasattr(langgraph.types, "_interrupt_id"),
+    releases_id is None,
     reason="this LangGraph gives every question its task's first id",
 )
 
 
 def _interrupt_id(namespace: str, answered: int) -> str:
     """The id this LangGraph release computes."""
-    return langgraph.types._interrupt_id(namespace, answered)  # type: ignore[attr-defined,no-any-return]
+    assert releases_id is not None
+    return str(releases_id(namespace, answered))
 
 
 @given(names, task_ids)
@@ -94,3 +101,15 @@ def test_a_later_question_of_an_unknown_node_fails_the_gate_and_is_never_rekeyed
 
     assert task.mismatched("per-question") and not task.rekeyable("per-question")
     assert not first_question.mismatched("first")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda scheme: PatchingCheckpointer(InMemorySaver(), interrupt_ids=scheme),
+        lambda scheme: RunOptions(interrupt_ids=scheme),
+    ],
+)
+def test_a_scheme_no_release_uses_is_refused(make: Any) -> None:
+    with pytest.raises(ValueError, match="interrupt_ids must be one of per-question, first"):
+        make("sometimes")

@@ -22,6 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ..codes import INTERRUPT_ID_SCHEMES, InterruptIds
 from ..decoding.load_watcher import LoadWatcher
 from ..decoding.names import TypeName
 from ..decoding.rename import moved_from
@@ -31,7 +32,7 @@ from ..drift.shape import checked_renames
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
 from ..stores.history import adelta_history, aread_rebuilt, delta_history, read_rebuilt
-from .answers import awithout_stale_answer, without_stale_answer
+from .answers import awithout_stale_answer, rekeyed_view, without_stale_answer
 from .guard import LoadGuard, scrubs_nul
 from .pruning import safe_aprune, safe_prune
 from .view import LoadRepairer, OnRepair
@@ -77,6 +78,11 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
     (its branch channel, pending Sends, open interrupt re-keyed to the ids the new
     graph computes), as `repair --node-renamed` writes it: a rolling deploy resumes
     threads paused under the old release before any batch run.
+
+    `interrupt_ids` (`"per-question"` or `"first"`: how the running LangGraph release
+    makes interrupt ids) shows a loaded head's paused questions with the ids that
+    release computes, as `repair --interrupt-ids` writes them; nothing is written, so
+    strict resume can be turned on before any batch run.
     """
 
     saver: BaseCheckpointSaver[Any]
@@ -102,6 +108,7 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         on_repair: OnRepair | None = None,
         moved_types: Mapping[str, str] | None = None,
         renamed_nodes: Mapping[str, str] | None = None,
+        interrupt_ids: InterruptIds | None = None,
     ) -> None:
         if not isinstance(saver, BaseCheckpointSaver):
             raise TypeError(f"expected a BaseCheckpointSaver, got {type(saver).__name__}")
@@ -117,6 +124,12 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         self._guard = LoadGuard(self.policy.lost_types, scrubs_nul(saver))
         self._verified = VerifiedChains()
         self.renamed_nodes = checked_renames(renamed_nodes or {}, None, needs_graph=False)
+        if interrupt_ids is not None and interrupt_ids not in INTERRUPT_ID_SCHEMES:
+            raise ValueError(
+                f"interrupt_ids must be one of {', '.join(INTERRUPT_ID_SCHEMES)}, "
+                f"not {interrupt_ids!r}"
+            )
+        self.interrupt_ids = interrupt_ids
 
     def repair_tuple(self, tup: CheckpointTuple | None) -> CheckpointTuple | None:
         """The repaired view of a tuple loaded elsewhere; the same object when it is clean."""
@@ -277,7 +290,10 @@ def _retargeted(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> Chec
     """The loaded head with its work moved off the nodes the graph renamed
     (`renamed_nodes`), as the batch job's `node_renamed` writes it; nothing is written.
     A head whose work cannot move is handed back as loaded, and logged."""
-    if tup is None or not self.renamed_nodes or tup.config["configurable"].get("checkpoint_ns"):
+    if tup is None:
+        return None
+    tup = rekeyed_view(tup, self.interrupt_ids)
+    if not self.renamed_nodes or tup.config["configurable"].get("checkpoint_ns"):
         return tup
     moved = retargeted_view(tup, self.renamed_nodes)
     if isinstance(moved, str):
