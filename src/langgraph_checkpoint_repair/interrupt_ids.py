@@ -21,17 +21,17 @@ subgraph carries the subgraph's namespace and is judged at the subgraph's head.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
 from xxhash import xxh3_128_hexdigest
 
-from .codes import InterruptIds
+from .codes import INTERRUPT_ID_SCHEMES, InterruptIds
 from .decoding.integrity import Finding
 from .in_flight import INTERRUPT_CHANNEL
 from .stale_answers import RESUME_CHANNEL
-from .waiting import task_nodes
+from .waiting import WaitingHead, task_nodes
 
 SHARED = (
     "question {n} of node {node!r} carries an id another of its questions had: an answer "
@@ -46,6 +46,14 @@ UNTOLD = (
     "a later question of task {task}, whose node cannot be told from the stored rows: "
     "its id cannot be checked"
 )
+
+
+def checked_scheme(scheme: object) -> InterruptIds | None:
+    """`scheme` when it names how a release makes ids (or is None); else ValueError."""
+    if scheme is not None and scheme not in INTERRUPT_ID_SCHEMES:
+        known = ", ".join(INTERRUPT_ID_SCHEMES)
+        raise ValueError(f"interrupt_ids must be one of {known}, not {scheme!r}")
+    return scheme
 
 
 def question_id(namespace: str, answered: int, scheme: InterruptIds) -> str:
@@ -86,14 +94,19 @@ class AskingTask:
         """The number of the question it asks now (1 for the first)."""
         return self.answered + 1
 
-    def shares_id(self) -> bool:
-        """Whether one of its questions carries an id that does not tell it apart: a later
-        question with the task's first id, or two questions asked at once with one id."""
+    def shared_ids(self) -> set[str]:
+        """The ids of its questions that do not tell them apart: the task's first id on a
+        later question, or one id on two questions asked at once."""
         own = self.own_ids
-        if len(own) > 1 and len(set(own)) < len(own):
-            return True
+        shared = {id_ for id_ in own if own.count(id_) > 1}
         first = question_id(self.namespace or "", 0, "first")
-        return self.answered > 0 and first in own
+        if self.answered > 0 and first in own:
+            shared.add(first)
+        return shared
+
+    def shares_id(self) -> bool:
+        """Whether one of its questions carries an id that does not tell it apart."""
+        return bool(self.shared_ids())
 
     def expected(self, scheme: InterruptIds) -> str | None:
         """The id a release of `scheme` computes for its question; None when unknown."""
@@ -174,6 +187,19 @@ def _mismatch(task: AskingTask, scheme: InterruptIds) -> str:
 
 def _finding(code: Any, task: AskingTask, error: str) -> Finding:
     return Finding(code, INTERRUPT_CHANNEL, task.task_id, error=error, node=task.node)
+
+
+def marked_shared(head: WaitingHead, tup: CheckpointTuple) -> WaitingHead:
+    """`head` (`waiting.waiting_head` of `tup`) with each question whose id does not tell
+    it apart marked (`OpenInterrupt.id_shared`), as `scan --waiting` lists it."""
+    shared = {id_ for task in asking_tasks(tup) for id_ in task.shared_ids()}
+    if not shared:
+        return head
+    marked = tuple(
+        replace(question, id_shared=True) if question.id in shared else question
+        for question in head.interrupts
+    )
+    return replace(head, interrupts=marked)
 
 
 def rekeys(tup: CheckpointTuple, scheme: InterruptIds) -> dict[str, tuple[str, str]]:

@@ -41,9 +41,13 @@ class OpenInterrupt:
     id: str | None
     value: Any
     node: str | None
+    id_shared: bool = False
+    """Its id does not tell it apart from another question of its task
+    (`interrupt_ids`): an answer meant for that one, retried by id, lands here."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "value": json_value(self.value), "node": self.node}
+        shown = {"id": self.id, "value": json_value(self.value), "node": self.node}
+        return {**shown, "id_shared": True} if self.id_shared else shown
 
 
 @dataclass(frozen=True)

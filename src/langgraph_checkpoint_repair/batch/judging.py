@@ -17,7 +17,7 @@ from ..decisions.stored_bytes import findings_of, moved_types_repair, needs_insp
 from ..decoding.integrity import Finding, StoredValue
 from ..drift.findings import drift_findings
 from ..engine.media.history import history_limits
-from ..interrupt_ids import id_findings, rekeys
+from ..interrupt_ids import id_findings, marked_shared, rekeys
 from ..js.rows import is_js_checkpoint
 from ..redact import one_line
 from ..stale_answers import asks_a_human
@@ -166,7 +166,8 @@ class Judge:
     def note_loaded(self, stored: CheckpointTuple) -> None:
         """A loaded head waiting on a human, where the first look did not list it."""
         if self.options.waiting and not self.store.lists_waiting:
-            self.ledger.note_waiting(waiting_head(stored))
+            head = waiting_head(stored)
+            self.ledger.note_waiting(head and marked_shared(head, stored))
 
     def assess(self, tup: CheckpointTuple) -> Assessment:
         o = self.options

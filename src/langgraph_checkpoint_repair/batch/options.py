@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
-from ..codes import INTERRUPT_ID_SCHEMES, InterruptIds
+from ..codes import InterruptIds
 from ..decisions.plan import Assessment, new_run_id
 from ..decoding.names import TypeName, type_text
 from ..decoding.rename import moved_from
@@ -15,6 +15,7 @@ from ..drift.shape import GraphShape, as_shape, checked_renames
 from ..engine import RepairPolicy
 from ..engine.context import without_budget
 from ..engine.policy import DEFAULT_POLICY
+from ..interrupt_ids import checked_scheme
 from ..stores.base import PAGE_SIZE, Selection
 from ..waiting import WaitingHead
 from . import checks
@@ -107,11 +108,7 @@ class RunOptions:
         object.__setattr__(self, "renamed_nodes", renames)
         if self.graph_id is not None and (not isinstance(self.graph_id, str) or not self.graph_id):
             raise ValueError(f"graph_id must be a graph's id, not {self.graph_id!r}")
-        if self.interrupt_ids is not None and self.interrupt_ids not in INTERRUPT_ID_SCHEMES:
-            raise ValueError(
-                f"interrupt_ids must be one of {', '.join(INTERRUPT_ID_SCHEMES)}, "
-                f"not {self.interrupt_ids!r}"
-            )
+        object.__setattr__(self, "interrupt_ids", checked_scheme(self.interrupt_ids))
         if self.graph_id is not None and self.graph is None:
             raise ValueError("graph_id needs the graph it names (graph=)")
 

@@ -26,6 +26,7 @@ from ..engine import RepairAction, RepairPolicy, is_synthetic
 from ..engine.media.blocks import summarized
 from ..engine.policy import DEFAULT_POLICY
 from ..in_flight import work_is_scheduled
+from ..interrupt_ids import id_findings
 from ..stores import AsyncThreadStore, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
 from ..stores.history import aload_rebuilt, load_rebuilt
@@ -135,6 +136,7 @@ def preview_thread(
     values = store.stored_values(tuple_key(tup)) if inspected else None
     findings = findings_of(values, refused, store.saver.serde, store.nul_matters)
     findings += stale_found(store, stored)
+    findings += id_findings(stored, None)
     findings += checked_findings(stored, None if graph is None else as_shape(graph))
     preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
     types = store.row_types(thread_id, checkpoint_ns) if preview.writes else None
@@ -167,6 +169,7 @@ async def apreview_thread(
     values = await store.stored_values(tuple_key(tup)) if inspected else None
     findings = findings_of(values, refused, store.saver.serde, store.nul_matters)
     findings += await astale_found(store, stored)
+    findings += id_findings(stored, None)
     findings += checked_findings(stored, None if graph is None else as_shape(graph))
     preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
     types = await store.row_types(thread_id, checkpoint_ns) if preview.writes else None

@@ -1,5 +1,4 @@
-"""A loaded head's stale answer left out (`stale_answers`), so LangGraph asks again;
-its paused questions shown with the ids the running release computes (`interrupt_ids`).
+"""A loaded head's stale answer left out (`stale_answers`), so LangGraph asks again.
 
 The rule is judged on the head's own pending writes. Only when the head cannot
 tell (a null-task answer, an open interrupt, no task here took that answer) are
@@ -16,11 +15,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from ..codes import InterruptIds
 from ..engine import RepairAction
-from ..in_flight import INTERRUPT_CHANNEL
-from ..interrupt_ids import rekeyed_writes, rekeys
-from ..js.rows import is_js_checkpoint
 from ..metrics import record_repairs
 from ..stale_answers import (
     RESUME_CHANNEL,
@@ -67,21 +62,3 @@ def _judged(tup: CheckpointTuple, below: Sequence[Write]) -> CheckpointTuple:
     logger.info("left out a stale answer of %s on load: LangGraph asks again", where(tup))
     record_repairs("load", DROPPED)
     return tup._replace(pending_writes=without_null_answers(writes))
-
-
-REKEYED = {INTERRUPT_CHANNEL: (RepairAction("interrupt_rekeyed", None, None, -1),)}
-"""What a re-keyed question counts as in the metrics: one action on `__interrupt__`."""
-
-
-def rekeyed_view(tup: CheckpointTuple, scheme: InterruptIds | None) -> CheckpointTuple:
-    """`tup` with each paused question whose stored id the release of `scheme` does not
-    compute shown with the one it does; the same tuple when there is none (or no
-    scheme, or a LangGraph.js thread, whose ids are LangGraph.js's)."""
-    if scheme is None or is_js_checkpoint(tup.checkpoint):
-        return tup
-    moves = rekeys(tup, scheme)
-    if not moves:
-        return tup
-    logger.info("re-keyed %d question(s) of %s on load", len(moves), where(tup))
-    record_repairs("load", REKEYED)
-    return tup._replace(pending_writes=rekeyed_writes(list(tup.pending_writes or ()), moves))

@@ -22,19 +22,20 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ..codes import INTERRUPT_ID_SCHEMES, InterruptIds
+from ..codes import InterruptIds
 from ..decoding.load_watcher import LoadWatcher
 from ..decoding.names import TypeName
 from ..decoding.rename import moved_from
 from ..delta.chains import VerifiedChains, chain_key
-from ..drift.retarget import retargeted_view
 from ..drift.shape import checked_renames
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
+from ..interrupt_ids import checked_scheme
 from ..stores.history import adelta_history, aread_rebuilt, delta_history, read_rebuilt
-from .answers import awithout_stale_answer, rekeyed_view, without_stale_answer
+from .answers import awithout_stale_answer, without_stale_answer
 from .guard import LoadGuard, scrubs_nul
 from .pruning import safe_aprune, safe_prune
+from .released import as_released
 from .view import LoadRepairer, OnRepair
 
 logger = logging.getLogger("langgraph_checkpoint_repair")
@@ -124,12 +125,7 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         self._guard = LoadGuard(self.policy.lost_types, scrubs_nul(saver))
         self._verified = VerifiedChains()
         self.renamed_nodes = checked_renames(renamed_nodes or {}, None, needs_graph=False)
-        if interrupt_ids is not None and interrupt_ids not in INTERRUPT_ID_SCHEMES:
-            raise ValueError(
-                f"interrupt_ids must be one of {', '.join(INTERRUPT_ID_SCHEMES)}, "
-                f"not {interrupt_ids!r}"
-            )
-        self.interrupt_ids = interrupt_ids
+        self.interrupt_ids = checked_scheme(interrupt_ids)
 
     def repair_tuple(self, tup: CheckpointTuple | None) -> CheckpointTuple | None:
         """The repaired view of a tuple loaded elsewhere; the same object when it is clean."""
@@ -262,7 +258,7 @@ def _get_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> Checkpoint
     loaded = _loaded(self, found[0]) if found else None
     if loaded is not None and self.policy.stale_resume != "keep":
         loaded = without_stale_answer(self.saver, loaded)
-    return _retargeted(self, loaded)
+    return as_released(loaded, self.renamed_nodes, self.interrupt_ids)
 
 
 def _list(
@@ -283,25 +279,7 @@ async def _aget_tuple(self: PatchingCheckpointer, config: RunnableConfig) -> Che
     loaded = await _aloaded(self, found[0]) if found else None
     if loaded is not None and self.policy.stale_resume != "keep":
         loaded = await awithout_stale_answer(self.saver, loaded)
-    return _retargeted(self, loaded)
-
-
-def _retargeted(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> CheckpointTuple | None:
-    """The loaded head with its work moved off the nodes the graph renamed
-    (`renamed_nodes`), as the batch job's `node_renamed` writes it; nothing is written.
-    A head whose work cannot move is handed back as loaded, and logged."""
-    if tup is None:
-        return None
-    tup = rekeyed_view(tup, self.interrupt_ids)
-    if not self.renamed_nodes or tup.config["configurable"].get("checkpoint_ns"):
-        return tup
-    moved = retargeted_view(tup, self.renamed_nodes)
-    if isinstance(moved, str):
-        logger.warning(
-            "thread %r not re-targeted: %s", tup.config["configurable"].get("thread_id"), moved
-        )
-        return tup
-    return moved
+    return as_released(loaded, self.renamed_nodes, self.interrupt_ids)
 
 
 async def _alist(

@@ -200,7 +200,8 @@ def question_preview(head: WaitingHead) -> str:
     first = head.interrupts[0].value
     text = one_line(first if isinstance(first, str) else json.dumps(first, default=repr))
     more = len(head.interrupts) - 1
-    return one_line(text, QUESTION_CHARS) + (f" (+{more} more)" if more else "")
+    shared = "[id shared] " if any(i.id_shared for i in head.interrupts) else ""
+    return shared + one_line(text, QUESTION_CHARS) + (f" (+{more} more)" if more else "")
 
 
 def idle_text(idle: timedelta | None) -> str:

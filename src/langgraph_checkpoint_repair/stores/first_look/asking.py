@@ -20,6 +20,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...decoding.names import named_types
 from ...in_flight import INTERRUPT_CHANNEL
+from ...interrupt_ids import marked_shared
 from ...stale_answers import (
     NULL_TASK_ID,
     RESUME_CHANNEL,
@@ -53,11 +54,12 @@ def waiting_heads(
     found: dict[HeadKey, WaitingHead] = {}
     for key, fields in asked.items():
         try:
-            head = waiting_head(_as_tuple(key, fields, rows[key], serde))
+            tup = _as_tuple(key, fields, rows[key], serde)
+            head = waiting_head(tup)
         except Exception:  # odd bytes: never a reason to fail the page
             continue
         if head is not None:
-            found[key] = head
+            found[key] = marked_shared(head, tup)
     return found
 
 
@@ -82,6 +84,8 @@ def _as_tuple(
         value = None
         if channel == INTERRUPT_CHANNEL and blob is not None:
             value = serde.loads_typed((type_, bytes(blob)))
+        elif channel == RESUME_CHANNEL and blob is not None:
+            value = _answers(type_, bytes(blob), serde)
         writes.append((str(task_id), str(channel), value))
     thread_id, ns, checkpoint_id = key
     where = {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
@@ -94,6 +98,15 @@ def _as_tuple(
     }
     metadata = {"step": step} if isinstance(step, int) else {}
     return CheckpointTuple({"configurable": where}, checkpoint, metadata, None, writes)  # type: ignore[arg-type]
+
+
+def _answers(type_: Any, blob: bytes, serde: SerializerProtocol) -> Any:
+    """A task's answers, for how many it took (`interrupt_ids`); None where they do not
+    decode here (counted as one)."""
+    try:
+        return serde.loads_typed((type_, blob))
+    except Exception:  # an answer of a type not built here: its count alone is read
+        return None
 
 
 def stale_from_rows(
