@@ -235,6 +235,13 @@ KINDS: dict[str, tuple[str, str]] = {
         "by `PatchingCheckpointer` and by the batch job on PostgreSQL and SQLite, by default "
         '(`stale_resume="keep"` keeps it)',
     ),
+    "interrupt_rekeyed": (
+        "a paused question's stored id rewritten in place to the id the LangGraph release "
+        "named with `--interrupt-ids` computes for it; only the id's bytes change, the "
+        "original kept for undo (see [resume safely](../how-to/resume-safely.md#upgrade-langgraph-or-roll-it-back))",
+        "with `repair --interrupt-ids per-question|first` on PostgreSQL and SQLite, and on "
+        "load with `PatchingCheckpointer(saver, interrupt_ids=...)`",
+    ),
     "node_renamed": (
         "a head's next work moved off a node the graph renamed: its branch channel, "
         "pending Sends and open interrupt, re-keyed to the task and interrupt ids the new "
@@ -319,6 +326,24 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "`invoke(None)` hands it to that question (see [resume safely]"
         "(../how-to/resume-safely.md))",
         "a pending write of the null task, at a head waiting on a human",
+    ),
+    "interrupt_id_shared": (
+        "a paused question whose id does not tell it apart from another question of its "
+        "task: a later question stored with the task's first id (paused under LangGraph "
+        "1.2.19 or earlier), or two questions raised at once with one id. An answer meant "
+        "for the other one, retried by id, lands here, even in strict resume mode (see "
+        "[resume safely](../how-to/resume-safely.md#upgrade-langgraph-or-roll-it-back))",
+        "the `__interrupt__` write of a head waiting on a human; `scan --waiting` marks "
+        "the question (`id_shared`)",
+    ),
+    "interrupt_id_mismatch": (
+        "a paused question whose stored id is not the one the release named with "
+        "`--interrupt-ids` computes: an answer by the id clients were shown does not "
+        "reach it there (or, where the asking node cannot be told, its id cannot be "
+        "checked). `repair --interrupt-ids` re-keys it, except two questions raised at "
+        "once, which would share one id again",
+        "the `__interrupt__` write of a head waiting on a human, with `--interrupt-ids`; "
+        "`scan --interrupt-ids` exits 1",
     ),
     "node_missing": (
         "the head's next work (a pull task, an open interrupt, a pause before a node, "
