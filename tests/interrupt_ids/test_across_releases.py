@@ -19,6 +19,7 @@ from langgraph_checkpoint_repair.stores.sqlite import SqliteStore
 from langgraph_checkpoint_repair.targets import open_saver
 from tests.support.cli_runs import last_json, run_cli
 from tests.support.older_release import NEWEST, drive, older_python
+from tests.support.roles import WRITE_GRANTS, MakeRole, migrated, one_line_error
 
 ASKED_Q1_ANSWERED = "yes"
 
@@ -243,3 +244,25 @@ def test_a_mistaken_option_is_one_line_and_writes_nothing(tmp_path: Any, argv: A
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "--interrupt-ids" in done.stderr
     assert Shared(str(path), f"sqlite:///{path}", "").writes() == before
+
+
+def test_a_role_without_update_on_the_writes_is_told_the_grant(
+    pg_uri: str, make_role: MakeRole
+) -> None:
+    shared = Shared(pg_uri, pg_uri, older_python())
+    paused_at_q2(shared, shared.older, "t")
+    migrated(pg_uri)
+    before = shared.writes()
+    no_update = [g.replace("checkpoints, checkpoint_writes", "checkpoints") for g in WRITE_GRANTS]
+
+    refused = run_cli(
+        "repair", make_role(no_update), "--min-idle", "0", "--interrupt-ids", "per-question"
+    )
+    granted = run_cli(
+        "repair", make_role(WRITE_GRANTS), "--min-idle", "0", "--interrupt-ids", "per-question",
+        "--json",
+    )  # fmt: skip
+
+    assert "UPDATE on checkpoint_writes" in one_line_error(refused)
+    assert last_json(granted.stdout)["actions"] == {"interrupt_rekeyed": 1}
+    assert shared.writes() != before
