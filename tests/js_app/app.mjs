@@ -6,6 +6,8 @@
 //   node app.mjs turn THREAD TEXT   one user turn; prints the outcome as one JSON line
 //   node app.mjs resume THREAD      resume an interrupted turn (runs the pending tools)
 //   node app.mjs state THREAD       the thread's messages and next nodes
+//   node app.mjs ask THREAD         a node asks a human two questions: the first is asked
+//   node app.mjs answer THREAD TEXT answer the open question (Command({ resume: TEXT }))
 //
 // Environment: JS_APP_SQLITE_PATH (a SQLite file: its saver is used), else
 // JS_APP_POSTGRES_URI (a postgresql:// URI) and JS_APP_SCHEMA (the tables' schema).
@@ -14,6 +16,7 @@ import { tool } from "@langchain/core/tools";
 import { FakeChatModel } from "@langchain/core/utils/testing";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { Annotation, Command, END, START, StateGraph, interrupt } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
 
@@ -101,10 +104,43 @@ function openCheckpointer() {
   });
 }
 
+/** A node that asks a human two questions, one after the other. */
+function askingGraph(checkpointer) {
+  const State = Annotation.Root({ out: Annotation() });
+  const ask = () => {
+    const first = interrupt("q1");
+    const second = interrupt("q2");
+    return { out: `q1 got ${first}, q2 got ${second}` };
+  };
+  return new StateGraph(State)
+    .addNode("ask", ask)
+    .addEdge(START, "ask")
+    .addEdge("ask", END)
+    .compile({ checkpointer });
+}
+
+async function asking(checkpointer, command, config, text) {
+  const graph = askingGraph(checkpointer);
+  await graph.invoke(command === "ask" ? {} : new Command({ resume: text }), config);
+  const state = await graph.getState(config);
+  const questions = state.tasks.flatMap((task) => task.interrupts ?? []);
+  return { ok: true, out: state.values.out ?? null, interrupts: questions };
+}
+
 async function main() {
   const [command, threadId, text] = process.argv.slice(2);
   const checkpointer = openCheckpointer();
   await checkpointer.setup();
+  if (command === "ask" || command === "answer") {
+    const config = { configurable: { thread_id: threadId } };
+    try {
+      console.log(JSON.stringify(await asking(checkpointer, command, config, text)));
+    } finally {
+      if (checkpointer instanceof SqliteSaver) checkpointer.db.close();
+      else await checkpointer.end();
+    }
+    return;
+  }
   const agent = createReactAgent({
     llm: new ScriptedChatModel({}),
     tools: [getWeather],
