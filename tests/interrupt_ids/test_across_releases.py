@@ -110,6 +110,8 @@ def test_found_gated_rekeyed_resumed_and_undone(shared: Shared) -> None:
     paused_rows = shared.writes()
 
     found = shared.command("scan")
+    listed = shared.command("scan", "--waiting")
+    shown_by_show = run_cli("show", shared.target, "--thread", "t")
     gate = shared.command("scan", "--interrupt-ids", "per-question")
     repaired = shared.command("repair", "--interrupt-ids", "per-question")
     shown = ids(shared.new("t", "state"))
@@ -119,6 +121,9 @@ def test_found_gated_rekeyed_resumed_and_undone(shared: Shared) -> None:
 
     assert found.returncode == 0
     assert last_json(found.stdout)["findings"] == {"interrupt_id_shared": 1}
+    [waiting] = last_json(listed.stdout)["waiting"]
+    assert waiting["interrupts"] == [{"id": q1, "value": "q2", "node": "ask", "id_shared": True}]
+    assert "interrupt_id_shared" in shown_by_show.stdout, shown_by_show.stderr
     assert gate.returncode == 1, gate.stderr
     assert "the interrupt ids' gate is closed: 1 thread(s)" in gate.stderr
     report = last_json(repaired.stdout)
