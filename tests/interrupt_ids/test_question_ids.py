@@ -4,6 +4,7 @@ question (`Interrupt.from_ns`), which 1.2.19 and earlier give all of them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import langgraph.types
@@ -36,6 +37,14 @@ def _interrupt_id(namespace: str, answered: int) -> str:
     return str(releases_id(namespace, answered))
 
 
+def asking(
+    node: str, task_id: str, answered: int, ids: Callable[[str], tuple[str, ...]]
+) -> AskingTask:
+    """A root task of `node` that took `answered` answers and asks with `ids(namespace)`."""
+    namespace = task_namespace("", node, task_id)
+    return AskingTask(task_id, node, namespace, answered, ids(namespace))
+
+
 @given(names, task_ids)
 def test_first_ids_are_every_releases(node: str, task_id: str) -> None:
     namespace = task_namespace("", node, task_id)
@@ -59,10 +68,8 @@ def test_per_question_ids_are_langgraphs(path: list[tuple[str, str]], answered: 
 def test_a_later_question_with_the_first_id_is_shared_and_rekeyable(
     node: str, task_id: str, answered: int
 ) -> None:
-    namespace = task_namespace("", node, task_id)
-    first = question_id(namespace, 0, "first")
-    later = AskingTask(task_id, node, namespace, answered, (first,))
-    own = AskingTask(task_id, node, namespace, answered, (_interrupt_id(namespace, answered),))
+    later = asking(node, task_id, answered, lambda ns: (question_id(ns, 0, "first"),))
+    own = asking(node, task_id, answered, lambda ns: (_interrupt_id(ns, answered),))
 
     assert later.shares_id() and later.rekeyable("per-question")
     assert not later.mismatched("first")
@@ -75,9 +82,7 @@ def test_a_later_question_with_the_first_id_is_shared_and_rekeyable(
 def test_two_questions_with_one_id_are_shared_and_never_rekeyed(
     node: str, task_id: str, answered: int
 ) -> None:
-    namespace = task_namespace("", node, task_id)
-    one = _interrupt_id(namespace, answered)
-    task = AskingTask(task_id, node, namespace, answered, (one, one))
+    task = asking(node, task_id, answered, lambda ns: (_interrupt_id(ns, answered),) * 2)
 
     assert task.shares_id()
     assert not task.rekeyable("per-question") and not task.rekeyable("first")
@@ -86,9 +91,9 @@ def test_two_questions_with_one_id_are_shared_and_never_rekeyed(
 @per_question_release
 @given(names, task_ids, st.integers(0, 3))
 def test_a_subgraphs_question_is_not_the_tasks_own(node: str, task_id: str, answered: int) -> None:
-    namespace = task_namespace("", node, task_id)
-    below = _interrupt_id(task_namespace(namespace, "inner", task_id), answered)
-    task = AskingTask(task_id, node, namespace, answered, (below,))
+    task = asking(
+        node, task_id, answered, lambda ns: (_interrupt_id(task_namespace(ns, "in", "t"), 0),)
+    )
 
     assert task.own_ids == ()
     assert not task.shares_id() and not task.mismatched("per-question")
