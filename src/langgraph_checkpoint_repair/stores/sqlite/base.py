@@ -90,7 +90,8 @@ def selected_heads(
     lost: Mapping[tuple[str, str], tuple[tuple[FindingCode, str], ...]] = {},
 ) -> list[Head]:
     """The page's heads, each LangGraph.js head with its first look's verdict
-    (`plain.js_checkpoint_verdict`); every other head is loaded. `lost` holds, by
+    (`plain.js_checkpoint_verdict`); every other head is loaded. A head without
+    pending writes asks no question (`Head.asks_again`). `lost` holds, by
     (thread, namespace), the channels whose history is gone (`seeds_missing`)."""
     looks = selection.token_budget is None and isinstance(serde, JsJsonPlusSerializer)
     channels = list(selection.channels)
@@ -98,7 +99,7 @@ def selected_heads(
     for thread_id, ns, checkpoint_id, js_row, written, _ in rows:
         if not selection.takes(str(thread_id)):
             continue
-        head = Head(str(thread_id), str(ns), str(checkpoint_id))
+        head = Head(str(thread_id), str(ns), str(checkpoint_id), asks_again=bool(written))
         head = replace(head, history_lost=lost.get((str(thread_id), str(ns)), ()))
         if looks and js_row is not None and not written:
             clean, found = js_checkpoint_verdict(bytes(js_row), channels)
