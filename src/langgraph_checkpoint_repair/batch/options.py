@@ -136,6 +136,7 @@ class RunOptions:
             budget,
             waiting=self.waiting,
             graph_channels=None if shape is None else shape.all_channels(),
+            interrupt_ids=self.interrupt_ids,
         )
 
     def arguments(self) -> dict[str, Any]:

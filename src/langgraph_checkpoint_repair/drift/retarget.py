@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph.checkpoint.base import Checkpoint, CheckpointTuple, copy_checkpoint
-from xxhash import xxh3_128_hexdigest
 
 from ..engine.actions import RepairAction
 from ..in_flight import INTERRUPT_CHANNEL
+from ..interrupt_ids import question_id, task_namespace
 from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
 from ..waiting import BRANCH_PREFIX, PULL, SENDS_CHANNEL, TaskOrigin, task_id, task_origins
 from .findings import newer, next_work
@@ -216,14 +216,14 @@ def _renamed_channel(channel: str, renames: Mapping[str, str]) -> str:
 
 
 def _task_ns(parent: str, node: str | TaskOrigin, task: str) -> str:
-    name = node.node if isinstance(node, TaskOrigin) else node
-    return f"{parent}|{name}:{task}" if parent else f"{name}:{task}"
+    return task_namespace(parent, node.node if isinstance(node, TaskOrigin) else node, task)
 
 
 def interrupt_id(task_ns: str, answered: int) -> str:
-    """The id LangGraph gives the interrupt a task at `task_ns` raises after `answered`
-    answers (with none: the namespace's hash, as every release computes it)."""
-    return xxh3_128_hexdigest((f"{task_ns}|{answered}" if answered else task_ns).encode())
+    """The id a task at `task_ns` gives the question it asks after `answered` answers
+    (with none: the namespace's hash, as every release computes it; a stored first id
+    on a later question matches `answered` 0, so each release's ids stay its own)."""
+    return question_id(task_ns, answered, "per-question")
 
 
 def _rekeyed_interrupts(value: Any, old_ns: str, new_ns: str) -> Any:

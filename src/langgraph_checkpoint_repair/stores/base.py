@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from ..codes import FindingCode
+from ..codes import FindingCode, InterruptIds
 from ..decisions.plan import Assessment, NewCheckpoint, shard_of
 from ..decisions.races import Planned, WriteOutcome
 from ..decisions.rewind import RowCopy, Rung
@@ -51,9 +51,9 @@ class Head:
     found gone (`delta_seed_missing`, `blob_missing`): the head is reported and never
     written on."""
     asks_again: bool = True
-    """False only where the first look proved no task of the head asks a question after
-    taking an answer, nor two questions in one write: its interrupt ids cannot fail to
-    tell its questions apart, nor differ between releases (`interrupt_ids`)."""
+    """False only where the first look proved the head's interrupt ids hold no finding
+    (`interrupt_ids`): no task asks after taking an answer, nor two questions in one
+    write, or its rows show those ids fine under the run's scheme."""
     stale_since: str | None = None
     """Its time, where the first look found in its own writes a stale answer
     (`stale_answers`; PostgreSQL): a head it otherwise cleared is then judged on
@@ -96,6 +96,9 @@ class Selection:
     """With `--graph`, the channels of the graph and its subgraphs: a store whose first
     look can clears a root head whose stored channels are all among them and that holds
     no pending send (`Head.may_drift`); every other head is loaded and checked."""
+    interrupt_ids: InterruptIds | None = None
+    """The scheme of the release that will resume (`interrupt_ids`): a store whose first
+    look can clears a head that asks again whose rows show no id finding under it."""
 
     def takes(self, thread_id: str) -> bool:
         if self.threads is not None and thread_id not in self.threads:

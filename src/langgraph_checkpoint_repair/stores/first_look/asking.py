@@ -18,9 +18,10 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ...codes import InterruptIds
 from ...decoding.names import named_types
 from ...in_flight import INTERRUPT_CHANNEL
-from ...interrupt_ids import marked_shared
+from ...interrupt_ids import id_findings, marked_shared
 from ...stale_answers import (
     NULL_TASK_ID,
     RESUME_CHANNEL,
@@ -196,3 +197,31 @@ def _one_question(type_: Any, blob: Any) -> bool:
     if type_ == "json":
         return True
     return type_ == "msgpack" and blob is not None and bytes(blob[:1]) == ONE_QUESTION
+
+
+def ids_cleared(
+    others: Sequence[Sequence[Any]],
+    asking: set[HeadKey],
+    serde: SerializerProtocol,
+    scheme: InterruptIds | None,
+) -> set[HeadKey]:
+    """Of the `asking` heads (`asking_again`), those whose rows show no id finding under
+    `scheme` (`interrupt_ids.id_findings`, on the head's fields that its `__interrupt__`
+    row brings): they need no load for it. A head whose values do not decode here is
+    left to the full load."""
+    rows: dict[HeadKey, list[Sequence[Any]]] = {key: [] for key in asking}
+    fields: dict[HeadKey, Any] = {}
+    for row in others:
+        held = rows.get(_key(row))
+        if held is not None:
+            held.append(row)
+            if row[7] is not None:
+                fields.setdefault(_key(row), row[7])
+    cleared: set[HeadKey] = set()
+    for key, found in fields.items():
+        try:
+            if not id_findings(_as_tuple(key, found, rows[key], serde), scheme):
+                cleared.add(key)
+        except Exception:  # odd bytes: the full load reports them
+            continue
+    return cleared

@@ -27,10 +27,10 @@ from ...delta import rebuild_messages, snapshot_value
 from ...engine.repair import history_is_clean
 from ...js.values import JsJsonPlusSerializer
 from ...waiting import SENDS_CHANNEL, WaitingHead
-from ..base import Head
+from ..base import Head, Selection
 from ..faults import store_lost
 from ..stored_values import answering_heads, answering_writes, suspect_heads
-from .asking import asking_again, stale_from_rows, waiting_heads
+from .asking import asking_again, ids_cleared, stale_from_rows, waiting_heads
 from .plain import (
     HISTORIES,
     JS_HISTORIES,
@@ -272,19 +272,21 @@ class PageRows:
                 gathered.judge_plain = start(list(gathered.packed.values()), WALKS, self.budget)
 
     def read_others(
-        self, others: Sequence[Sequence[Any]], serde: SerializerProtocol, waiting: bool
+        self, others: Sequence[Sequence[Any]], serde: SerializerProtocol, selection: Selection
     ) -> None:
         """What the page's other values say (`split_rows`): the heads that may hold an
         integrity finding or a stale answer (those with their pending writes; those
-        whose writes prove it, with their time), and with `waiting`, the heads waiting
-        on a human."""
+        whose writes prove it, with their time), those whose interrupt ids may fail
+        (`asking_again`, less those whose rows show no id finding), and when the run
+        lists them, the heads waiting on a human."""
         answering = answering_heads(others)
         integrity = suspect_heads(others, trust_of(serde), serde.loads_typed, True)
         self.stale = stale_from_rows(others, answering, serde)
         self.suspects = integrity | (answering - self.stale.keys())
         self.answering = answering_writes(others, answering)
-        self.asking_again = asking_again(others)
-        if waiting:
+        again = asking_again(others)
+        self.asking_again = again - ids_cleared(others, again, serde, selection.interrupt_ids)
+        if selection.waiting:
             self.waiting = waiting_heads(others, serde)
 
     @property

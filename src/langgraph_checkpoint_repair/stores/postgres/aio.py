@@ -138,7 +138,7 @@ class AsyncPostgresStore(AsyncGenericStore):
                 read.walks[channel] = error
             else:
                 read.walks[channel] = page.gather_walks(keys, walked, self.saver.serde)
-        read.read_others(others, self.saver.serde, selection.waiting)
+        read.read_others(others, self.saver.serde, selection)
         read.start_judging(self.saver.serde, helper.start_judging)
         return read
 

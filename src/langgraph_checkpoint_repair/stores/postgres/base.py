@@ -91,9 +91,8 @@ RUN_EXISTS_SQL = "SELECT to_regclass('langgraph_repair_runs') IS NOT NULL"
 # Besides the selected (message) channels, each head's other stored values come along
 # for the integrity look (`stored_values.suspect_heads`): its other channels' blobs at
 # their versions, and its pending writes (`task_id` set), each on its table's key. A
-# null-task answer's row, and when a run lists the heads waiting on a human an
-# `__interrupt__` row, also brings the head's own fields (`ASKED_SQL`; `first_look.asking`), looked
-# up for those rows alone.
+# null-task answer's row, and an `__interrupt__` row, also brings the head's own fields
+# (`ASKED_SQL`; `first_look.asking`), looked up for those rows alone.
 _HEADS_SQL = """
 WITH heads AS (
     SELECT DISTINCT ON (thread_id, checkpoint_ns)
@@ -152,8 +151,8 @@ ASKED_SQL = """CASE WHEN {rows} THEN (
         FROM checkpoints c
         WHERE c.thread_id = h.thread_id AND c.checkpoint_ns = h.checkpoint_ns
             AND c.checkpoint_id = h.checkpoint_id) END"""
-"""On a head's null-task answer (and `__interrupt__` rows, when the run lists the
-waiting): its time, version, step and channel versions."""
+"""On a head's null-task answer and `__interrupt__` rows: its time, version, step and
+channel versions."""
 ANSWER_ROW = f"(w.channel = '{RESUME_CHANNEL}' AND w.task_id = '{NULL_TASK_ID}')"
 ASKING_ROW = f"w.channel = '{INTERRUPT_CHANNEL}'"
 HeadKey = tuple[str, str, str]
@@ -184,8 +183,8 @@ def split_rows(
     """The heads query's rows as the first look's (a head's selected channels; a head's
     other values leave an empty row, so every head is still there) and the integrity
     look's (thread, namespace, checkpoint, channel, type, blob, task id, the head's
-    fields on a null-task answer's row and, when a run lists the waiting, on an
-    `__interrupt__` row (`ASKED_SQL`), and a pending write's index)."""
+    fields on a null-task answer's and an `__interrupt__` row (`ASKED_SQL`), and a
+    pending write's index)."""
     looked: list[tuple[Any, ...]] = []
     others: list[tuple[Any, ...]] = []
     for row in rows:
@@ -288,8 +287,8 @@ def heads_query(
     params.update(page=selection.page_size, channels=list(selection.channels))
     graph_channels = selection.graph_channels
     params.update(graph=graph_channels is not None, graph_channels=sorted(graph_channels or ()))
-    rows = f"{ASKING_ROW} OR {ANSWER_ROW}" if selection.waiting else ANSWER_ROW
-    return _HEADS_SQL.format(where=where, asked=ASKED_SQL.format(rows=rows)), params
+    asked = ASKED_SQL.format(rows=f"{ASKING_ROW} OR {ANSWER_ROW}")
+    return _HEADS_SQL.format(where=where, asked=asked), params
 
 
 def count_query(
