@@ -238,7 +238,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "interrupt_rekeyed": (
         "a paused question's stored id rewritten in place to the id the LangGraph release "
         "named with `--interrupt-ids` computes for it; only the id's bytes change, the "
-        "original kept for undo (see [resume safely](../how-to/resume-safely.md#upgrade-langgraph-or-roll-it-back))",
+        "original kept for undo (see [upgrade LangGraph, or roll it back]"
+        "(../how-to/resume-safely.md#upgrade-langgraph-or-roll-it-back))",
         "with `repair --interrupt-ids per-question|first` on PostgreSQL and SQLite, and on "
         "load with `PatchingCheckpointer(saver, interrupt_ids=...)`",
     ),
