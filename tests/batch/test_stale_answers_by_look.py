@@ -15,6 +15,7 @@ from langgraph_checkpoint_repair.batch import repair_threads
 from langgraph_checkpoint_repair.engine import RepairPolicy
 from langgraph_checkpoint_repair.stores import Selection, store_for
 from tests.support.asking_graphs import SHAPES, seed_asking
+from tests.support.report_checks import ID_CODES
 from tests.support.stores import Store, cli_store
 
 
@@ -46,8 +47,16 @@ async def test_the_look_proves_the_answers_a_head_shows_and_leaves_the_subgraphs
 
 
 def threads_of(store: Store, policy: RepairPolicy, **options: Any) -> list[dict[str, Any]]:
+    """The threads the run lists, less those listed for their interrupt ids alone (a
+    LangGraph before 1.2.20 gives a later question its task's first id)."""
     report = repair_threads(store.saver, dry_run=True, policy=policy, **options)
-    return sorted((found.to_json() for found in report.threads), key=lambda f: f["thread_id"])
+    listed = sorted((found.to_json() for found in report.threads), key=lambda f: f["thread_id"])
+    return [found for found in listed if not _ids_alone(found)]
+
+
+def _ids_alone(found: dict[str, Any]) -> bool:
+    codes = {finding["code"] for finding in found.get("findings", [])}
+    return bool(codes) and codes <= ID_CODES and not found.get("actions")
 
 
 @pytest.mark.parametrize("min_idle", [timedelta(0), timedelta(days=1)])
