@@ -132,7 +132,7 @@ class Judge:
         if is_js_checkpoint(stored.checkpoint):
             self.say_once(JS_UNCHECKED)
             return assessment
-        return with_findings(assessment, drift_findings(stored, shape))
+        return assessment.with_findings(drift_findings(stored, shape))
 
     def say_once(self, warning: str) -> None:
         """Log `warning` the first time the run meets what it says."""
@@ -150,7 +150,7 @@ class Judge:
             if self.options.interrupt_ids is not None and asks_a_human(stored.pending_writes or ()):
                 self.say_once(JS_IDS_LEFT)
             return assessment
-        return with_findings(assessment, id_findings(stored, self.options.interrupt_ids))
+        return assessment.with_findings(id_findings(stored, self.options.interrupt_ids))
 
     def of_other_graph(self, stored: CheckpointTuple) -> bool:
         """Whether the head belongs to another graph of the store (its metadata names
@@ -214,7 +214,7 @@ class Judge:
         if not self.checks_graph:
             return assessment
         unchecked = Finding("drift_unchecked", "", error=UNDECODED)
-        return replace(assessment, findings=(*assessment.findings, unchecked))
+        return assessment.with_findings((unchecked,))
 
     def assessment(
         self,
@@ -264,8 +264,3 @@ class Judge:
         if scheme is None or not self.store.rewrites_writes or is_js_checkpoint(tup.checkpoint):
             return {}
         return rekeys(tup, scheme)
-
-
-def with_findings(assessment: Assessment, found: tuple[Finding, ...]) -> Assessment:
-    """`assessment` with `found` after its findings."""
-    return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment

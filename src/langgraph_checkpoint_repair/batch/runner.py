@@ -25,7 +25,7 @@ from .ledger import Callbacks, Ledger
 from .options import ProgressFn, RunOptions, ThreadFn, WaitingFn
 from .planning import Planner
 from .report import RunReport
-from .stale import astale_found, stale_found, with_stale_answer
+from .stale import astale_found, stale_found
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
 
@@ -152,7 +152,7 @@ class _SyncRun(_Run):
         assessment = self.judge.assessment(tup, refused, rows)
         if assessment is None or self.judge.leaves_lost_history(head, assessment):
             return
-        assessment = with_stale_answer(assessment, stale_found(self.store, stored))
+        assessment = assessment.with_findings(stale_found(self.store, stored))
         assessment = self.judge.with_interrupt_ids(stored, assessment)
         assessment = self.judge.with_drift(stored, assessment)
         if (fix := self.plan.drift_fix(assessment)) is not None:
@@ -264,7 +264,7 @@ class _AsyncRun(_Run):
         assessment = self.judge.assessment(tup, refused, rows)
         if assessment is None or self.judge.leaves_lost_history(head, assessment):
             return
-        assessment = with_stale_answer(assessment, await astale_found(self.store, stored))
+        assessment = assessment.with_findings(await astale_found(self.store, stored))
         assessment = self.judge.with_interrupt_ids(stored, assessment)
         assessment = self.judge.with_drift(stored, assessment)
         if (fix := self.plan.drift_fix(assessment)) is not None:

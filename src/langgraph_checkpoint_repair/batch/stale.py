@@ -9,12 +9,11 @@ store itself is gone.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from ..decisions.plan import Assessment, tuple_key
+from ..decisions.plan import tuple_key
 from ..decoding.integrity import Finding
 from ..engine import RepairPolicy
 from ..stale_answers import (
@@ -40,11 +39,6 @@ def stale_findings(stored: CheckpointTuple, below: Sequence[Write]) -> tuple[Fin
     if stale_answer(list(stored.pending_writes or ()), below) is None:
         return ()
     return STALE_FOUND
-
-
-def with_stale_answer(assessment: Assessment, found: tuple[Finding, ...]) -> Assessment:
-    """`assessment` with the head's `stale_resume` finding (`stale_found`), if any."""
-    return replace(assessment, findings=(*assessment.findings, *found)) if found else assessment
 
 
 def stale_found(store: ThreadStore, stored: CheckpointTuple) -> tuple[Finding, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
@@ -60,6 +60,10 @@ class Assessment:
     rewind: Mapping[str, Any] | None = None
     """An unreadable head under `--rewind-unreadable`: the ancestor rewound to and how
     many checkpoints were passed over, or why none was (`decisions.rewind`)."""
+
+    def with_findings(self, found: tuple[Finding, ...]) -> Assessment:
+        """This assessment with `found` after its findings (itself when there is none)."""
+        return replace(self, findings=(*self.findings, *found)) if found else self
 
 
 def tuple_key(tup: CheckpointTuple) -> tuple[str, str, str]:
