@@ -247,15 +247,16 @@ class Judge:
         status = bytes_status(tup, o.idle, o.started)
         return moved_types_repair(tup, findings, values, o.moved_types, status)
 
-    def inspects(self, head: Head, tup: CheckpointTuple, refused: set[str]) -> bool:
-        """Whether the head's stored values are read: for an integrity finding, or for the
+    def inspects(self, head: Head, tup: CheckpointTuple, refused: set[str], rekeys: bool) -> bool:
+        """Whether the head's stored values are read: for an integrity finding, for the
         row of a stale answer the run may delete, unless the first look read its pending
-        writes already (`Head.writes`, which the run uses instead)."""
+        writes already (`Head.writes`, which the run uses instead), or for the questions
+        the run re-keys (`rekeys`, from `Judge.rekeys`)."""
         store = self.store
         if needs_inspection(tup, refused, store.saver.serde, store.nul_matters):
             return True
         drops = store.rewrites_writes and may_drop_answer(tup, self.options.policy)
-        return (drops and head.writes is None) or bool(self.rekeys(tup))
+        return (drops and head.writes is None) or rekeys
 
     def rekeys(self, tup: CheckpointTuple) -> dict[str, tuple[str, str]]:
         """The questions `--interrupt-ids` re-keys in the head, by task (none without the

@@ -147,7 +147,8 @@ class _SyncRun(_Run):
         if self.judge.of_other_graph(stored):
             return
         self.judge.note_loaded(stored)
-        inspected = self.judge.inspects(head, tup, refused)
+        rekeys = self.judge.rekeys(stored)
+        inspected = self.judge.inspects(head, tup, refused, bool(rekeys))
         rows = self.store.stored_values(key) if inspected else head.writes
         assessment = self.judge.assessment(tup, refused, rows)
         if assessment is None or self.judge.leaves_lost_history(head, assessment):
@@ -160,7 +161,7 @@ class _SyncRun(_Run):
             if (planned := self.plan.retarget(stored, assessment, fix, types)) is not None:
                 self.write(*planned)
             return
-        plan = self.plan.rewrite(key, rows, assessment, self.judge.rekeys(stored))
+        plan = self.plan.rewrite(key, rows, assessment, rekeys)
         if plan is not None:
             self.rewrite(stored.checkpoint.get("ts"), assessment, plan)
             return
@@ -259,7 +260,8 @@ class _AsyncRun(_Run):
         if self.judge.of_other_graph(stored):
             return
         self.judge.note_loaded(stored)
-        inspected = self.judge.inspects(head, tup, refused)
+        rekeys = self.judge.rekeys(stored)
+        inspected = self.judge.inspects(head, tup, refused, bool(rekeys))
         rows = await self.store.stored_values(key) if inspected else head.writes
         assessment = self.judge.assessment(tup, refused, rows)
         if assessment is None or self.judge.leaves_lost_history(head, assessment):
@@ -273,7 +275,7 @@ class _AsyncRun(_Run):
             if (planned := self.plan.retarget(stored, assessment, fix, types)) is not None:
                 await self.write(*planned)
             return
-        plan = self.plan.rewrite(key, rows, assessment, self.judge.rekeys(stored))
+        plan = self.plan.rewrite(key, rows, assessment, rekeys)
         if plan is not None:
             await self.rewrite(stored.checkpoint.get("ts"), assessment, plan)
             return
