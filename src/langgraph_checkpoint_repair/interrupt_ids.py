@@ -20,6 +20,7 @@ subgraph carries the subgraph's namespace and is judged at the subgraph's head.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,7 +32,7 @@ from .codes import INTERRUPT_ID_SCHEMES, InterruptIds
 from .decoding.integrity import Finding
 from .in_flight import INTERRUPT_CHANNEL
 from .stale_answers import RESUME_CHANNEL
-from .waiting import WaitingHead, task_nodes
+from .waiting import WaitingHead, interrupt_field, interrupts_of, task_nodes
 
 SHARED = (
     "question {n} of node {node!r} carries an id another of its questions had: an answer "
@@ -135,7 +136,9 @@ def asking_tasks(tup: CheckpointTuple) -> list[AskingTask]:
     answered: dict[str, int] = {}
     for task_id, channel, value in writes:
         if channel == INTERRUPT_CHANNEL:
-            asked.setdefault(str(task_id), []).extend(item_id(item) for item in items_of(value))
+            asked.setdefault(str(task_id), []).extend(
+                item_id(item) for item in interrupts_of(value)
+            )
         elif channel == RESUME_CHANNEL:
             answered[str(task_id)] = len(value) if isinstance(value, list) else 1
     if not asked:
@@ -150,14 +153,9 @@ def asking_tasks(tup: CheckpointTuple) -> list[AskingTask]:
     return tasks
 
 
-def items_of(value: Any) -> list[Any]:
-    """The interrupts of one `__interrupt__` write (a list, or one value)."""
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
 def item_id(item: Any) -> str | None:
     """An interrupt's id, read as an `Interrupt` or as plain data."""
-    found = item.get("id") if isinstance(item, Mapping) else getattr(item, "id", None)
+    found = interrupt_field(item, "id")
     return found if isinstance(found, str) else None
 
 
@@ -214,22 +212,17 @@ def rekeys(tup: CheckpointTuple, scheme: InterruptIds) -> dict[str, tuple[str, s
 def rekeyed(value: Any, old: str, new: str) -> Any:
     """An `__interrupt__` write's value with the question of id `old` carrying `new`
     (each interrupt copied, never changed in place: the loaded tuple stays as read)."""
-    return [_with_id(item, new) if item_id(item) == old else item for item in items_of(value)]
+    items = [with_id(item, new) if item_id(item) == old else item for item in interrupts_of(value)]
+    return type(value)(items) if isinstance(value, (list, tuple)) else items[0]
 
 
-def _with_id(item: Any, new: str) -> Any:
+def with_id(item: Any, new: str) -> Any:
+    """A copy of an interrupt (an `Interrupt`, or plain data) carrying the id `new`."""
     if isinstance(item, Mapping):
         return {**item, "id": new}
-    copied = object.__new__(type(item))
-    for name in _fields(item):
-        setattr(copied, name, getattr(item, name))
-    copied.id = new
+    copied = copy.copy(item)
+    object.__setattr__(copied, "id", new)
     return copied
-
-
-def _fields(item: Any) -> Sequence[str]:
-    slots = getattr(type(item), "__slots__", None)
-    return tuple(slots) if slots else tuple(vars(item))
 
 
 def rekeyed_writes(

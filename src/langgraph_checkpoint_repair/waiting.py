@@ -109,7 +109,9 @@ def waiting_head(tup: CheckpointTuple) -> WaitingHead | None:
         return None
     nodes = task_nodes(tup)
     interrupts = tuple(
-        OpenInterrupt(_field(item, "id"), _field(item, "value"), nodes.get(task_id))
+        OpenInterrupt(
+            interrupt_field(item, "id"), interrupt_field(item, "value"), nodes.get(task_id)
+        )
         for task_id, items in asked
         for item in items
     )
@@ -126,10 +128,15 @@ def _interrupt_writes(writes: Iterable[tuple[str, str, Any]]) -> Iterator[tuple[
     """Each `__interrupt__` write's task id and its interrupts (a list, or one value)."""
     for task_id, channel, value in writes:
         if channel == INTERRUPT_CHANNEL:
-            yield str(task_id), list(value) if isinstance(value, (list, tuple)) else [value]
+            yield str(task_id), interrupts_of(value)
 
 
-def _field(item: Any, name: str) -> Any:
+def interrupts_of(value: Any) -> list[Any]:
+    """The interrupts of one `__interrupt__` write (a list, or one value)."""
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def interrupt_field(item: Any, name: str) -> Any:
     """An interrupt's field, whether it was read as an `Interrupt` or as plain data (a
     LangGraph.js store, a serializer that keeps no classes)."""
     if isinstance(item, Mapping):

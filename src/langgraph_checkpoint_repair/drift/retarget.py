@@ -11,7 +11,6 @@ the wrapper hands it out in place of the loaded head.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,9 +19,17 @@ from langgraph.checkpoint.base import Checkpoint, CheckpointTuple, copy_checkpoi
 
 from ..engine.actions import RepairAction
 from ..in_flight import INTERRUPT_CHANNEL
-from ..interrupt_ids import question_id, task_namespace
+from ..interrupt_ids import question_id, task_namespace, with_id
 from ..stale_answers import NULL_TASK_ID, RESUME_CHANNEL
-from ..waiting import BRANCH_PREFIX, PULL, SENDS_CHANNEL, TaskOrigin, task_id, task_origins
+from ..waiting import (
+    BRANCH_PREFIX,
+    PULL,
+    SENDS_CHANNEL,
+    TaskOrigin,
+    interrupts_of,
+    task_id,
+    task_origins,
+)
 from .findings import newer, next_work
 
 GRAPH_CHANNEL = "__graph__"
@@ -229,16 +236,13 @@ def interrupt_id(task_ns: str, answered: int) -> str:
 def _rekeyed_interrupts(value: Any, old_ns: str, new_ns: str) -> Any:
     """The interrupts with the ids they get at `new_ns`; None if one was not raised at
     `old_ns` (a subgraph's question, bubbled up to its parent's task)."""
-    items = value if isinstance(value, (list, tuple)) else [value]
     rekeyed = []
-    for item in items:
+    for item in interrupts_of(value):
         old = getattr(item, "id", None)
         answered = next((n for n in range(MAX_ANSWERS) if interrupt_id(old_ns, n) == old), None)
         if answered is None:
             return None
-        fresh = copy.copy(item)
-        object.__setattr__(fresh, "id", interrupt_id(new_ns, answered))
-        rekeyed.append(fresh)
+        rekeyed.append(with_id(item, interrupt_id(new_ns, answered)))
     return type(value)(rekeyed) if isinstance(value, (list, tuple)) else rekeyed[0]
 
 
