@@ -208,8 +208,16 @@ KINDS: dict[str, tuple[str, str]] = {
         "a long tool result was cut to its head and tail",
         "with `max_result_chars=` or a token budget",
     ),
-    "context_trimmed": ("the oldest messages were removed to fit the token budget", BUDGET),
-    "over_budget": ("what is left still does not fit: reported", BUDGET),
+    "context_trimmed": (
+        "the oldest messages were removed to fit the token budget, behind one marker "
+        "standing where they stood",
+        BUDGET,
+    ),
+    "over_budget": (
+        "no trim makes the history fit: nothing was removed, and it is reported (the batch "
+        "job reports it as a finding of the head, below)",
+        BUDGET,
+    ),
     "type_moved": (
         "a lost stored type was renamed in the stored bytes to the class it moved to "
         "(no object built; a batch repair, recorded on the channel)",
@@ -383,6 +391,13 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "before the head, if any are left). The head's outcome is `history_lost`; nothing "
         "is written on it",
         "a selected channel stored in a blob, on PostgreSQL",
+    ),
+    "over_budget": (
+        "a history over the policy's token budget that no trim makes fit (the task alone "
+        "is larger, say): nothing is removed for it, `repair` writes nothing, and every "
+        "look reports it, with its tokens and the budget, until it fits (see [threads too "
+        "long for the model](../how-to/context-overflow.md))",
+        "a selected message channel, with a token budget",
     ),
 }
 

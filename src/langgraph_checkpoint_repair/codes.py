@@ -68,6 +68,7 @@ FindingCode = Literal[
     "blob_missing",
     "interrupt_id_shared",
     "interrupt_id_mismatch",
+    "over_budget",
 ]
 FINDING_CODES: tuple[FindingCode, ...] = get_args(FindingCode)
 """`foreign_format`: a write on the thread would change its rows' format (`decisions.formats`).
@@ -81,7 +82,9 @@ a prune other than ours): LangGraph rebuilds it from nothing, or hands the chann
 empty, without an error (`retention.keep`).
 `interrupt_id_shared`: a paused question whose id does not tell it apart from another of
 its task's; `interrupt_id_mismatch`: one whose id the release named with `--interrupt-ids`
-does not compute (`interrupt_ids`)."""
+does not compute (`interrupt_ids`).
+`over_budget`: a history over the policy's token budget that no trim can make fit (the
+task alone is larger, say): nothing is removed for it, and every look reports it."""
 DRIFT_CODES: tuple[FindingCode, ...] = ("node_missing", "channel_missing")
 """The findings of a head the graph would strand."""
 GATE_CODES: tuple[FindingCode, ...] = (*DRIFT_CODES, "drift_unchecked")

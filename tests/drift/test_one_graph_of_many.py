@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
+from langgraph_checkpoint_repair.decisions.plan import RUN_KEY
 from tests.support.cli_runs import last_json, run_cli, sqlite_rows
 from tests.support.release_graphs import compiled
 from tests.support.stores import cli_store
 
 GRAPH = "tests/support/release_graphs.py:release_2_asking"
+OLDER = "tests/support/release_graphs.py:release_1_asking"
 
 
 def tagged(thread_id: str, graph_id: str | None) -> Any:
@@ -48,6 +50,15 @@ async def test_another_graphs_threads_are_neither_flagged_nor_written(
         assert after.config == theirs.config  # its head is the same checkpoint
         everyone = run_cli("scan", target, "--graph", GRAPH, "--min-idle", "0", "--json")
         assert last_json(everyone.stdout)["findings"] == {"node_missing": 1}  # theirs
+
+        mine = await store.get_tuple(store.saver, tagged("mine", None))
+        assert mine is not None and RUN_KEY in mine.metadata  # the re-targeting's checkpoint
+        assert dict(mine.metadata)["graph_id"] == "agent"  # still says whose thread it is
+        # the other graph still runs the release before the rename: its gate checks theirs
+        # and the untagged thread (re-targeted), and knows mine is agent's, not its own
+        older = ("--graph", OLDER, "--graph-id", "other", "--min-idle", "0", "--json")
+        gated = last_json(run_cli("scan", target, *older).stdout)
+        assert (gated["findings"], gated["skipped"]) == ({"node_missing": 1}, {"other_graph": 1})
 
 
 def _config(folder: Path) -> Path:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_checkpoint_repair import HistoryError, RepairPolicy, repair_messages
 from langgraph_checkpoint_repair.engine.policy import policy_from_settings
@@ -90,26 +90,38 @@ def test_one_huge_log_in_a_short_thread_is_cut_and_nothing_else_changes() -> Non
     assert repair_messages(result.messages, policy=policy).messages is result.messages
 
 
-def test_the_oldest_units_go_behind_one_marker() -> None:
+def test_the_oldest_rounds_after_the_task_go_behind_one_marker_right_after_it() -> None:
     history = long_task(60)
     policy = RepairPolicy(max_input_tokens=3000)
     result = repair_messages(history, policy=policy)
     assert kinds(result) == ["context_trimmed"]
     out = result.messages
     assert tokens(out) <= 2700
-    assert out[0] is history[0] and out[2] is history[1]  # system, marker, the task
-    marker = out[1]
+    assert out[0] is history[0] and out[1] is history[1]  # system, the task, then the marker
+    marker = out[2]
     assert isinstance(marker, HumanMessage) and markers(out) == [marker]
     removed = len(history) + 1 - len(out)
     assert f"[{removed} earlier messages" in str(marker.content)
     assert marker.additional_kwargs["langgraph_checkpoint_repair"]["removed"] == removed
     assert out[3:] == history[len(history) - len(out) + 3 :]  # the newest, as they were
     assert all(a is b for a, b in zip(out[3:], history[-(len(out) - 3) :], strict=True))
+    assert out[-1] is history[-1]  # the newest round stays
     assert result.actions[0].index == 2  # the first message removed
     assert "this time" in (result.actions[0].detail or "")
     assert violations(out) == []
     again = repair_messages(history, policy=policy)
-    assert again.messages == out and again.messages[1].id == marker.id  # deterministic
+    assert again.messages == out and again.messages[2].id == marker.id  # deterministic
+
+
+def test_older_turns_go_behind_one_marker_right_after_the_system_messages() -> None:
+    history: list[BaseMessage] = [SystemMessage("You are a coder.", id="s")]
+    for n in range(40):
+        history += [HumanMessage(f"Question {n}: " + "lorem " * 150, id=f"q{n}")]
+        history += [AIMessage(f"Answer {n}.", id=f"a{n}")]
+    out = repair_messages(history, policy=RepairPolicy(max_input_tokens=4000)).messages
+    assert out[0] is history[0] and out[1] is markers(out)[0]
+    assert out[2:] == history[len(history) - len(out) + 2 :]  # the newest turns, in order
+    assert out[-2] is history[-2] and out[-1] is history[-1]
 
 
 def test_a_later_trim_folds_the_old_marker_into_its_own() -> None:
@@ -117,7 +129,7 @@ def test_a_later_trim_folds_the_old_marker_into_its_own() -> None:
     first = repair_messages(long_task(60), policy=policy).messages
     grown = first + [m for n in range(60, 100) for m in read_step(n)]
     second = repair_messages(grown, policy=policy).messages
-    assert len(markers(second)) == 1 and second[1] is markers(second)[0]
+    assert len(markers(second)) == 1 and second[2] is markers(second)[0]
     total = 2 + 200  # system, task and 100 steps of two
     assert markers(second)[0].additional_kwargs["langgraph_checkpoint_repair"]["removed"] == (
         total - (len(second) - 1)
@@ -125,10 +137,10 @@ def test_a_later_trim_folds_the_old_marker_into_its_own() -> None:
     assert repair_messages(second, policy=policy).messages is second
 
 
-def test_no_system_message_puts_the_marker_first() -> None:
+def test_no_system_message_puts_the_task_first_and_the_marker_after_it() -> None:
     history = long_task(60, system=False)
     out = repair_messages(history, policy=RepairPolicy(max_input_tokens=3000)).messages
-    assert out[0] is markers(out)[0] and out[1] is history[0]
+    assert out[0] is history[0] and out[1] is markers(out)[0]
 
 
 def test_the_newest_human_message_stays_wherever_it_stands() -> None:
@@ -140,7 +152,9 @@ def test_the_newest_human_message_stays_wherever_it_stands() -> None:
         history.extend(read_step(n))
     out = repair_messages(history, policy=RepairPolicy(max_input_tokens=1500)).messages
     assert history[41] in out and history[0] not in out
-    assert out.index(history[41]) == 1  # right after the marker: everything before it went
+    # everything before the task went, and the oldest rounds after it: the marker follows it
+    assert out[0] is history[41] and out[1] is markers(out)[0]
+    assert history[42] not in out and out[-1] is history[-1]
     assert violations(out) == []
 
 
@@ -152,13 +166,33 @@ def test_the_in_flight_turn_is_never_dropped_and_too_much_is_over_budget() -> No
     history += [flying, done]
     policy = RepairPolicy(max_input_tokens=800, context_reserve=0)
     result = repair_messages(history, policy=policy, in_flight=True)
-    out = result.messages
-    assert out[-2] is flying and out[-1].id == "done"  # kept (cut, as any finished result)
-    assert history[1] in out  # the task
-    assert "over_budget" in kinds(result) and "context_trimmed" in kinds(result)
-    assert len(out) == 5  # system, marker, task, the in-flight turn: all else went
-    again = repair_messages(out, policy=policy, in_flight=True)
-    assert again.messages is out and kinds(again) == ["over_budget"]
+    # the in-flight turn alone is over the budget: no trim can make it fit, so nothing goes
+    assert result.messages is history and not result.changed
+    assert kinds(result) == ["over_budget"]
+    assert f"{tokens(history):,} tokens, over the budget of 800" in (result.actions[0].detail or "")
+    again = repair_messages(result.messages, policy=policy, in_flight=True)
+    assert again.messages is history and kinds(again) == ["over_budget"]
+
+
+def test_a_pasted_log_keeps_the_answer_after_it() -> None:
+    """A task larger than the budget: dropping the model's answer would not make it
+    fit, so the answer stays and the history is reported over budget, every time."""
+    log = HumanMessage("build log line\n" * 70_000, id="paste")
+    answer = AIMessage("The build fails at step 3.", id="answer")
+    history: list[BaseMessage] = [log, answer]
+    policy = RepairPolicy(max_input_tokens=200_000, context_reserve=20_000)
+    result = repair_messages(history, policy=policy)
+    assert result.messages is history and not result.changed
+    assert kinds(result) == ["over_budget"]
+    assert repair_messages(result.messages, policy=policy).messages is history
+
+
+def test_a_cut_that_does_not_make_it_fit_is_not_made() -> None:
+    """A long tool result would be cut to a quarter, but the task alone is over: the
+    result stays whole (nothing goes for nothing)."""
+    history: list[BaseMessage] = [HumanMessage("t" * 40_000, id="task"), *read_step(0, 20_000)]
+    result = repair_messages(history, policy=RepairPolicy(max_input_tokens=5_000))
+    assert result.messages is history and kinds(result) == ["over_budget"]
 
 
 def test_over_budget_alone_changes_nothing() -> None:

@@ -20,6 +20,7 @@ from langgraph_checkpoint_repair.targets import open_saver
 from tests.support.cli_runs import last_json, run_cli
 from tests.support.older_release import NEWEST, drive, older_python
 from tests.support.roles import WRITE_GRANTS, MakeRole, migrated, one_line_error
+from tests.support.two_questions import TAGS
 
 ASKED_Q1_ANSWERED = "yes"
 
@@ -114,7 +115,8 @@ def test_found_gated_rekeyed_resumed_and_undone(shared: Shared) -> None:
     shown_by_show = run_cli("show", shared.target, "--thread", "t")
     gate = shared.command("scan", "--interrupt-ids", "per-question")
     repaired = shared.command("repair", "--interrupt-ids", "per-question")
-    shown = ids(shared.new("t", "state"))
+    after_rekey = shared.new("t", "state")
+    shown = ids(after_rekey)
     rekeyed_rows = shared.writes()
     passes = shared.command("scan", "--interrupt-ids", "per-question")
     undone = run_cli("undo", shared.target, "--run", last_json(repaired.stdout)["run_id"], "--json")
@@ -129,6 +131,7 @@ def test_found_gated_rekeyed_resumed_and_undone(shared: Shared) -> None:
     report = last_json(repaired.stdout)
     assert report["actions"] == {"interrupt_rekeyed": 1} and report["writes_rewritten"] == 1
     assert shown != [q1] and len(shown) == 1
+    assert after_rekey["tags"] == TAGS  # the head keeps the thread's metadata
     assert passes.returncode == 0 and "findings" not in last_json(passes.stdout)
     assert undone.returncode == 0, undone.stderr
     assert last_json(undone.stdout)["writes_restored"] == 1

@@ -7,7 +7,14 @@ import json
 from typing import Any
 
 from tests.support.cli_runs import last_json, run_cli
-from tests.support.js_app import JsApp, StoredRows, assert_js_format_only, stored_rows
+from tests.support.js_app import (
+    JsApp,
+    StoredRows,
+    assert_js_format_only,
+    stored_rows,
+    tag_head,
+)
+from tests.support.metadata import APP, SERVER
 
 JS_CHECKPOINT_KEYS = {"v", "id", "ts", "versions_seen", "channel_versions"}
 
@@ -70,6 +77,20 @@ def test_the_repair_is_written_as_langgraph_js_writes_a_checkpoint(js_app: JsApp
     )
     assert new[1:3] == where
     assert_js_format_only(after)
+
+
+def test_the_repair_and_its_undo_keep_the_threads_metadata(js_app: JsApp) -> None:
+    js_app.brick("t1")
+    tag_head(js_app.target, "t1", SERVER | APP)
+    run_id = repair(js_app.target)["run_id"]
+    [(_, _, metadata)] = stored_rows(js_app.target).repairs("t1")
+    assert (SERVER | APP).items() <= metadata.items()
+    assert metadata["source"] == "update" and metadata["langgraph_repair_run"] == run_id
+    undone = run_cli("undo", js_app.target, "--run", run_id, "--json")
+    assert last_json(undone.stdout)["threads_restored"] == 1, undone.stderr
+    _, _, restored = stored_rows(js_app.target).head("t1")
+    assert (SERVER | APP).items() <= restored.items() and restored["source"] == "update"
+    assert js_app.state("t1")["ok"]  # the application reads the thread it tagged
 
 
 def values_inline(js_app: JsApp) -> set[str]:

@@ -17,10 +17,14 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
+from langgraph_checkpoint_repair.decisions.plan import DETAIL_KEY
+from langgraph_checkpoint_repair.delta import COUNTERS_KEY
+from langgraph_checkpoint_repair.retention.compact import COMPACT_KIND
 from langgraph_checkpoint_repair.stores.pruners import pruner_for
 from tests.retention.test_prune_delta_threads import talked
 from tests.support.cli_runs import run_cli
-from tests.support.delta_agents import REDUCERS, delta_state
+from tests.support.delta_agents import REDUCERS, delta_chat, delta_state
+from tests.support.metadata import SERVER, tagged
 from tests.support.pruning import PrunedStore, prune, seen, stored_rows, thread, undo
 
 
@@ -158,3 +162,32 @@ def test_compact_takes_no_keep_last(tmp_path: Any) -> None:
     assert done.returncode == 2
     assert "--compact" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "threads.sqlite").exists()
+
+
+async def test_the_snapshot_and_the_head_keep_the_threads_metadata(store: PrunedStore) -> None:
+    graph = delta_chat(store.saver)
+    config = tagged("owned")
+    for turn in range(7):
+        await store.invoke(graph, {"messages": [HumanMessage(f"turn {turn}")]}, config)
+    head = store.reader.get_tuple(thread("owned"))
+    assert head is not None and SERVER.items() <= head.metadata.items()
+
+    report = await prune(store, compact=True)
+
+    assert report.threads_compacted == 1
+    kept = {
+        tup.config["configurable"]["checkpoint_id"]: tup
+        for tup in store.reader.list(thread("owned"))
+    }
+    assert head.config["configurable"]["checkpoint_id"] in kept
+    [snapshot] = [
+        t for t in kept.values() if (t.metadata.get(DETAIL_KEY) or {}).get("kind") == COMPACT_KIND
+    ]
+    carried = {
+        k: v for k, v in snapshot.metadata.items() if k not in ("step", "source", DETAIL_KEY)
+    }
+    assert carried == {
+        k: v for k, v in head.metadata.items() if k not in ("step", "source", COUNTERS_KEY)
+    }
+    assert snapshot.metadata["step"] == head.metadata["step"] - 1
+    assert COUNTERS_KEY not in snapshot.metadata  # it holds every delta channel whole

@@ -110,3 +110,16 @@ POLICY = RepairPolicy(max_input_tokens=WINDOW)
 
 def as_dicts(messages: list[BaseMessage]) -> list[dict[str, Any]]:
     return [m.model_dump() for m in messages]
+
+
+WINDOW_200K = RepairPolicy(max_input_tokens=200_000, context_reserve=20_000)
+LOG = "error: linker failed on libbuild.so (see above)\n" * 21_000
+"""A pasted build log of about 1 MB: some 250,000 tokens, more than the budget alone."""
+ANSWER = "The build fails at the link step: libbuild.so is missing."
+
+
+async def paste_the_log(store: Store, thread_id: str) -> None:
+    """A model with a larger window answered the log; the budget is now 200,000."""
+    model = window_model(400_000, ANSWER)
+    agent = reading_agent(model, store.saver)
+    await store.invoke(agent, {"messages": [HumanMessage(LOG)]}, config(thread_id))

@@ -9,6 +9,7 @@ Its packages are pinned by its `package-lock.json` and installed into its own
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -199,3 +200,25 @@ def assert_js_format_only(rows: StoredRows) -> None:
     for _, _, checkpoint, _ in rows.checkpoints:
         versions = checkpoint["channel_versions"].values()
         assert all(type(v) is int for v in versions), checkpoint
+
+
+def tag_head(target: str, thread_id: str, keys: dict[str, Any]) -> None:
+    """Add `keys` to the metadata of the thread's head, as stored (a JSON blob on SQLite,
+    `jsonb` on PostgreSQL): the keys a server or an application keeps on a thread's
+    checkpoints, which LangGraph.js's own runs do not add."""
+    head_id, _, metadata = stored_rows(target).head(thread_id)
+    tagged = json.dumps({**metadata, **keys})
+    if target.startswith("sqlite:///"):
+        with contextlib.closing(sqlite3.connect(target.removeprefix("sqlite:///"))) as conn:
+            conn.execute(
+                "UPDATE checkpoints SET metadata = ? WHERE thread_id = ? AND checkpoint_id = ?",
+                (tagged.encode(), thread_id, head_id),
+            )
+            conn.commit()
+        return
+    with psycopg.connect(target) as conn:
+        conn.execute(
+            "UPDATE checkpoints SET metadata = %s::jsonb "
+            "WHERE thread_id = %s AND checkpoint_id = %s",
+            (tagged, thread_id, head_id),
+        )

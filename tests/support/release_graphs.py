@@ -130,6 +130,8 @@ def nesting(review: str = "review") -> StateGraph[Any]:
 RENAMES = {"interrupt": {"ask": "ask2"}, "pause": {"act": "act2"}, "sends": {"work": "work2"}}
 """What release 2 renamed, by shape (the removed key needs no rename)."""
 
+release_1_asking = asking().compile()
+"""The release before the rename, as another graph of the store still runs it."""
 release_2_asking_builder = asking("ask2")
 release_2_asking = asking("ask2").compile()
 

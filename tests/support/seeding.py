@@ -69,13 +69,15 @@ HAND_BROKEN = {
 SUBGRAPH_HISTORY = [human("a"), ai("a1", "c1"), human("b")]
 
 
-async def brick(store: Store, thread_id: str) -> None:
-    """Interrupt before the tools, then send new input: the run fails, the thread is bricked."""
+async def brick(store: Store, thread_id: str, run_config: Any = None) -> None:
+    """Interrupt before the tools, then send new input: the run fails, the thread is
+    bricked. `run_config` (default: the thread's alone) is the config both runs get."""
     replies = model(calls(("get_weather", "c1"), city="Rome"))
     agent = react_agent(replies, ToolBox(), store.saver, interrupt_before=["tools"])
-    await store.invoke(agent, {"messages": [HumanMessage("Weather?")]}, config(thread_id))
+    run_config = run_config or config(thread_id)
+    await store.invoke(agent, {"messages": [HumanMessage("Weather?")]}, run_config)
     with pytest.raises(ValueError, match="INVALID_CHAT_HISTORY"):
-        await store.invoke(agent, {"messages": [HumanMessage("Never mind.")]}, config(thread_id))
+        await store.invoke(agent, {"messages": [HumanMessage("Never mind.")]}, run_config)
 
 
 async def put_in_namespace(store: Store, thread_id: str, ns: str, messages: list[Any]) -> None:

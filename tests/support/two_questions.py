@@ -8,7 +8,8 @@ answered by another over the same store.
 
 STORE is a SQLite file or a PostgreSQL URI. `--at-once` runs the node that asks both
 questions in one go. Prints one JSON line: the pending questions (`id`, `value`), the
-node's result (`out`) once it ended, or the error a resume raised (`error`, `reason`).
+node's result (`out`) once it ended, and the metadata keys it tags its runs with as the
+head holds them (`tags`); or the error a resume raised (`error`, `reason`).
 """
 
 from __future__ import annotations
@@ -75,6 +76,10 @@ def saver(store: str) -> Iterator[Any]:
         conn.close()
 
 
+TAGS = {"graph_id": "two_questions", "workspace_id": "ws-1"}
+"""What the application tags its runs with: every checkpoint carries it."""
+
+
 def pending(app: Any, config: Any) -> list[dict[str, Any]]:
     return [{"id": i.id, "value": i.value} for i in app.get_state(config).interrupts]
 
@@ -82,7 +87,7 @@ def pending(app: Any, config: Any) -> list[dict[str, Any]]:
 def main(store: str, thread: str, command: str, *args: str) -> dict[str, Any]:
     at_once, strict = "--at-once" in args, "--strict" in args
     args = tuple(arg for arg in args if not arg.startswith("--"))
-    config: Any = {"configurable": {"thread_id": thread}}
+    config: Any = {"configurable": {"thread_id": thread}, "metadata": dict(TAGS)}
     if strict:
         config["configurable"]["__pregel_strict_resume"] = True
     with saver(store) as checkpointer:
@@ -96,8 +101,9 @@ def main(store: str, thread: str, command: str, *args: str) -> dict[str, Any]:
                 app.invoke(Command(resume=resume), config)
             except Exception as error:  # what the release raises is the result
                 return {"error": type(error).__name__, "reason": getattr(error, "reason", None)}
-        values = app.get_state(config).values
-        return {"interrupts": pending(app, config), "out": values.get("out")}
+        state = app.get_state(config)
+        tags = {key: state.metadata.get(key) for key in TAGS} if state.metadata else {}
+        return {"interrupts": pending(app, config), "out": state.values.get("out"), "tags": tags}
 
 
 if __name__ == "__main__":

@@ -193,7 +193,8 @@ class Judge:
             assessment = self.assess(tup)
         except Exception:  # plain data where messages were: nothing more to say of it
             assessment = Assessment(*tuple_key(tup), status="clean", broken=False)
-        assessment = self.with_drift(tup, replace(assessment, findings=findings))
+        assessment = replace(assessment, findings=(*findings, *assessment.findings))
+        assessment = self.with_drift(tup, assessment)
         self.report.record(assessment, "refused_type")
         logger.info(
             "refused_type thread=%r ns=%r types=%s", *tuple_key(tup)[:2], ", ".join(sorted(names))
@@ -232,7 +233,8 @@ class Judge:
         if refused or any(finding.code == "lost_type" for finding in findings):
             self.skip_refused(tup, refused, findings)
             return None
-        return replace(self.assess(tup), findings=findings)
+        assessed = self.assess(tup)
+        return replace(assessed, findings=(*findings, *assessed.findings))
 
     def moved_types_repair(
         self,

@@ -7,6 +7,7 @@ the engine's actions. Reads only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -51,8 +52,9 @@ class ThreadPreview:
     in_flight_calls: tuple[str, ...]
     """Calls of the last AI message that may still run: left alone, as a run would."""
     outcome: str
-    """What a run would do now: `clean`, `would_repair`, or `in_flight`, `refused_type` or
-    `foreign_format` (never written on)."""
+    """What a run would do now: `clean`, `would_repair`, `reported` (a history over the
+    token budget that no trim makes fit: nothing written, the finding said), or
+    `in_flight`, `refused_type` or `foreign_format` (never written on)."""
     tokens: tuple[int, int] | None = None
     """With a token budget and a change: the history's tokens before and after."""
     findings: tuple[Finding, ...] = ()
@@ -139,8 +141,9 @@ def preview_thread(
     findings += id_findings(stored, None)
     findings += checked_findings(stored, None if graph is None else as_shape(graph))
     preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
+    preview = replace(preview, findings=(*findings, *preview.findings))
     types = store.row_types(thread_id, checkpoint_ns) if preview.writes else None
-    return _format_checked(store.saver, stored, replace(preview, findings=findings), types)
+    return _format_checked(store.saver, stored, preview, types)
 
 
 async def apreview_thread(
@@ -172,8 +175,9 @@ async def apreview_thread(
     findings += id_findings(stored, None)
     findings += checked_findings(stored, None if graph is None else as_shape(graph))
     preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
+    preview = replace(preview, findings=(*findings, *preview.findings))
     types = await store.row_types(thread_id, checkpoint_ns) if preview.writes else None
-    return _format_checked(store.saver, stored, replace(preview, findings=findings), types)
+    return _format_checked(store.saver, stored, preview, types)
 
 
 def _unreadable_or_raise(
@@ -218,10 +222,27 @@ def _preview(
     outcome = {"repair": "would_repair"}.get(assessment.status, assessment.status)
     if not assessment.broken:
         outcome = "clean"  # calls in flight alone are not broken
+    if outcome == "clean" and over_budget(assessment.findings):
+        outcome = "reported"  # no trim makes it fit: left as it is, and said
     tokens = assessment.tokens.get(channel)
     return ThreadPreview(
-        thread_id, ns, checkpoint_id, channel, before, after, actions, in_flight, outcome, tokens
+        thread_id,
+        ns,
+        checkpoint_id,
+        channel,
+        before,
+        after,
+        actions,
+        in_flight,
+        outcome,
+        tokens,
+        assessment.findings,
     )
+
+
+def over_budget(findings: Sequence[Finding]) -> Finding | None:
+    """The head's `over_budget` finding, if it has one."""
+    return next((finding for finding in findings if finding.code == "over_budget"), None)
 
 
 def _refused(tup: CheckpointTuple, channel: str) -> ThreadPreview:

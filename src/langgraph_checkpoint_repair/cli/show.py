@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..batch.preview import ThreadPreview, message_dict
+from ..batch.preview import ThreadPreview, message_dict, over_budget
 from ..engine import RepairAction
 from ..engine.context import count_tokens
 from ..engine.media.limits import megabytes
@@ -181,6 +181,8 @@ def _action_line(action: RepairAction) -> str:
 
 
 def _verdict(preview: ThreadPreview) -> str:
+    if preview.outcome == "reported" and over_budget(preview.findings):
+        return "over the token budget, and no trim makes it fit: a run removes nothing"
     if preview.outcome == "clean" and not preview.in_flight_calls:
         return "clean: nothing to repair"
     pending = ", ".join(preview.in_flight_calls)

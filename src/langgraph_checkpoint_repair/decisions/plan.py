@@ -97,18 +97,22 @@ def assess(
     actions: dict[str, tuple[RepairAction, ...]] = {}
     repaired: dict[str, list[BaseMessage]] = {}
     tokens: dict[str, tuple[int, int]] = {}
+    findings: list[Finding] = []
     pending_calls = False
     for name in channels:
         history = snapshot_value(values.get(name))
         if not isinstance(history, list):
             continue
         result = repair_messages(history, policy=policy, in_flight=scheduled)
+        done, over = _without_over_budget(result.actions)
+        if over is not None:
+            findings.append(Finding("over_budget", name, error=over.detail))
         if result.changed:
-            actions[name], repaired[name] = result.actions, result.messages
-            if policy.input_budget is not None:
-                tokens[name] = token_estimates(history, result.messages, policy)
+            actions[name], repaired[name] = done, result.messages
         elif scheduled and repair_messages(history, policy=policy).changed:
             pending_calls = True
+        if policy.input_budget is not None and (result.changed or over is not None):
+            tokens[name] = token_estimates(history, result.messages, policy)
     broken = bool(repaired)
     status: Status = "clean"
     if broken and _holds_work(tup):
@@ -119,8 +123,29 @@ def assess(
         status = "in_flight"
     snapshots = frozenset(repaired) & delta_channel_names(tup)
     return Assessment(
-        thread_id, ns, checkpoint_id, status, broken, actions, repaired, snapshots, tokens
+        thread_id,
+        ns,
+        checkpoint_id,
+        status,
+        broken,
+        actions,
+        repaired,
+        snapshots,
+        tokens,
+        tuple(findings),
     )
+
+
+def _without_over_budget(
+    actions: tuple[RepairAction, ...],
+) -> tuple[tuple[RepairAction, ...], RepairAction | None]:
+    """The actions a repair does, and the engine's `over_budget`, which says what no
+    repair does: the history still does not fit. A run reports it as a finding of the
+    head, on every look, for as long as it does not fit."""
+    over = next((a for a in actions if a.kind == "over_budget"), None)
+    if over is None:
+        return actions, None
+    return tuple(a for a in actions if a is not over), over
 
 
 def bytes_status(tup: CheckpointTuple, min_idle: timedelta, now: datetime) -> Status:
@@ -220,21 +245,34 @@ def checkpoint_on_top(
         checkpoint["channel_versions"][name] = current
         new_versions[name] = current
     checkpoint["updated_channels"] = list(values)
-    metadata = {
-        "source": "update",
-        "step": step,
-        "parents": dict(head.metadata.get("parents") or {}),
-        RUN_KEY: run_id,
-        DETAIL_KEY: dict(detail),
-    }
     counters = counters_after_snapshot(head.metadata, snapshots)
+    own: dict[str, Any] = {RUN_KEY: run_id, DETAIL_KEY: dict(detail)}
     if counters:
-        metadata[COUNTERS_KEY] = counters
+        own[COUNTERS_KEY] = counters
+    metadata = carried_metadata(head.metadata, step, own)
     thread_id, ns, head_id = tuple_key(head)
     config = {
         "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": head_id}
     }
     return NewCheckpoint(config, checkpoint, metadata, new_versions)
+
+
+TOOL_KEYS = frozenset({RUN_KEY, DETAIL_KEY, COUNTERS_KEY})
+"""The metadata keys each checkpoint the tool writes sets for itself (or leaves out):
+never carried over from the checkpoint it is written on."""
+
+
+def carried_metadata(
+    on: Mapping[str, Any] | None, step: int, own: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The metadata of a checkpoint the tool writes on the checkpoint whose metadata is
+    `on`: every key of it (the application's own, the Agent Server's `graph_id`,
+    `assistant_id`, `user_id`, ...), so that a reader of the thread's newest checkpoint
+    sees the same thread; `source`, `step` and `parents` set as LangGraph's
+    `update_state` sets them, and the tool's own keys (`own`) as this write says."""
+    carried = {key: value for key, value in (on or {}).items() if key not in TOOL_KEYS}
+    parents = dict(carried.get("parents") or {})
+    return {**carried, "source": "update", "step": step, "parents": parents, **own}
 
 
 def repair_detail(assessment: Assessment) -> dict[str, Any]:

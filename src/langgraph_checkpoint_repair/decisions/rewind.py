@@ -18,7 +18,7 @@ from ..delta import COUNTERS_KEY, as_snapshot, counters_after_snapshot
 from ..delta.chains import MAX_CHAIN
 from ..engine import RepairAction
 from .ids import id_after
-from .plan import DETAIL_KEY, RUN_KEY, Assessment, NewCheckpoint, tuple_key
+from .plan import DETAIL_KEY, RUN_KEY, Assessment, NewCheckpoint, carried_metadata, tuple_key
 
 CHECKPOINT_CHANNEL = "__checkpoint__"
 """The channel a rewind's action is recorded under: it replaces the whole checkpoint."""
@@ -166,16 +166,13 @@ def rewind_checkpoint(
         current = next_version(current, None)
         checkpoint["channel_versions"][name] = new_versions[name] = current
     ancestor_id = tuple_key(ancestor)[2]
-    metadata: dict[str, Any] = {
-        "source": "update",
-        "step": step,
-        "parents": dict(ancestor.metadata.get("parents") or {}),
+    counters = counters_after_snapshot(ancestor.metadata, snapshots)
+    own = {
         RUN_KEY: run_id,
         DETAIL_KEY: rewind_detail(head.checkpoint_id, ancestor_id, walk.passed_over),
+        **({COUNTERS_KEY: counters} if counters else {}),
     }
-    counters = counters_after_snapshot(ancestor.metadata, snapshots)
-    if counters:
-        metadata[COUNTERS_KEY] = counters
+    metadata = carried_metadata(ancestor.metadata, step, own)  # the head's does not decode
     thread_id, ns, _ = tuple_key(ancestor)
     config = {
         "configurable": {

@@ -14,7 +14,14 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..delta import is_snapshot, snapshot_value
 from .formats import why_foreign
-from .plan import DETAIL_KEY, RUN_KEY, NewCheckpoint, checkpoint_on_top, undo_detail
+from .plan import (
+    DETAIL_KEY,
+    RUN_KEY,
+    TOOL_KEYS,
+    NewCheckpoint,
+    checkpoint_on_top,
+    undo_detail,
+)
 from .races import head_moved
 from .rewind import RowCopy, undo_copy
 
@@ -148,8 +155,12 @@ def _restore(
     head: CheckpointTuple,
     source: CheckpointTuple,
 ) -> NewCheckpoint | str:
-    """The undo checkpoint; for a re-targeting, a sentence where the work cannot move back."""
+    """The undo checkpoint; for a re-targeting, a sentence where the work cannot move back.
+    It carries the repair checkpoint's metadata, and the source's keys a repair made by
+    an earlier release did not carry (`carried_metadata`)."""
     undo = undo_detail(undoing.undo_of, head.checkpoint["id"])
+    metadata: Any = {k: v for k, v in source.metadata.items() if k not in TOOL_KEYS}
+    head = head._replace(metadata={**metadata, **head.metadata})
     if undoing.move_back is not None:
         moved = undoing.move_back(head, source, saver.get_next_version, undo, undoing.run_id)
         if moved is not None:

@@ -21,7 +21,7 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple, copy_checkpoint
 
 from ..decisions.ids import id_before
-from ..decisions.plan import DETAIL_KEY, NewCheckpoint, tuple_key
+from ..decisions.plan import DETAIL_KEY, NewCheckpoint, carried_metadata, tuple_key
 from .keep import StoredCheckpoint, by_namespace, delta_channels_of, plan_thread
 
 COMPACT_KIND = "compact"
@@ -102,11 +102,8 @@ def snapshot_under(
     checkpoint["updated_channels"] = sorted(values)
     thread_id, ns, head_id = tuple_key(head)
     step = head.metadata.get("step")
-    metadata = {
-        "source": "update",
-        "step": step - 1 if isinstance(step, int) else -1,
-        "parents": dict(head.metadata.get("parents") or {}),
-        DETAIL_KEY: {"kind": COMPACT_KIND, "run_id": run_id, "head_checkpoint_id": head_id},
-    }
+    detail = {"kind": COMPACT_KIND, "run_id": run_id, "head_checkpoint_id": head_id}
+    below = step - 1 if isinstance(step, int) else -1
+    metadata = carried_metadata(head.metadata, below, {DETAIL_KEY: detail})
     config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
     return NewCheckpoint(config, checkpoint, metadata, versions)

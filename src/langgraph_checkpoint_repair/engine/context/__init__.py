@@ -3,9 +3,10 @@ a history over its token budget is made to fit, with no model call, least loss
 first.
 
 1. `results`: every tool result over a quarter of the budget is cut to a quarter.
-2. `trim`: the oldest `units` go, one at a time, until it fits; one `marker`
-   says how many messages are gone.
-3. What cannot be made to fit is reported (`over_budget`) and left as far as it got.
+2. `trim`: the oldest `units` go, one at a time, until it fits; one `marker`,
+   where they stood, says how many messages are gone.
+3. What cannot be made to fit is reported (`over_budget`) and left as it is: no
+   message goes, and no result is cut, for a history that would still not fit.
 
 `counting` counts, each message once; `lean` proves the usual history paired and
 within budget in one walk, without counting a message.
@@ -89,7 +90,8 @@ def _least_loss(
     in_flight_at: int | None,
 ) -> tuple[list[BaseMessage], list[tuple[int, Fix]]]:
     """Each message counted once (`counts`, when the approximation already took
-    them), then the cuts and the trim work from those counts."""
+    them), then the cuts and the trim work from those counts. What does not make the
+    history fit is not done: it is left as it is, reported `over_budget`."""
     counter = policy.token_counter
     if counts is None:
         counts = count_each(history, counter)
@@ -97,10 +99,14 @@ def _least_loss(
     cut, fixes = cut_long_results(history, counts, max(budget // 4, 1), counter, policy.language)
     if sum(counts) + overhead <= budget and _counted_fits(cut, budget, counter):
         return cut, fixes
-    out, more = drop_oldest(
+    trimmed = drop_oldest(
         cut, counts, layout(cut, in_flight_at), budget, counter, overhead, policy.language
     )
-    return out, [*fixes, *more]
+    if trimmed is None:
+        over = Fix("over_budget", f"{total:,} tokens, over the budget of {budget:,}")
+        return history, [(0, over)]
+    out, trim = trimmed
+    return out, [*fixes, trim]
 
 
 def _counted_fits(messages: list[BaseMessage], budget: int, counter: TokenCounter | None) -> bool:

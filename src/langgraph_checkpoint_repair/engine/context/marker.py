@@ -1,5 +1,6 @@
-"""The marker: one HumanMessage, right after the system messages, saying how many
-earlier messages a trim removed.
+"""The marker: one HumanMessage saying how many earlier messages a trim removed,
+standing where they stood (right after the system messages, or right after the task
+when what went came after it).
 
 It is recognised by its `additional_kwargs`, never by its words, so a later trim
 folds its count into the new marker and markers never pile up. Its id comes from

@@ -25,6 +25,8 @@ class Layout:
     """Position of each earlier marker -> the count it carries."""
     units: list[range]
     """The droppable units, oldest first."""
+    task: int | None
+    """Position of the newest human message (the task the agent is on), if any."""
 
 
 def layout(messages: list[BaseMessage], in_flight_at: int | None) -> Layout:
@@ -48,7 +50,7 @@ def layout(messages: list[BaseMessage], in_flight_at: int | None) -> Layout:
         if n != task and n not in markers:
             units.append(range(n, stop))
         n = stop
-    return Layout(lead, markers, units)
+    return Layout(lead, markers, units, task)
 
 
 def _newest_human(messages: list[BaseMessage], markers: dict[int, int]) -> int | None:
