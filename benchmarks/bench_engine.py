@@ -27,14 +27,23 @@ on any machine, busy or not.
   time(2n) / time(n) of a trim of a history ten times over its budget (2.0
   means linear; goal: at most 2.2).
 
+`--reference SRC` times the budget's works (fits, trims, a history no trim makes fit)
+against the release whose `src` folder is SRC (a `git worktree` of it), each side in
+a child process, in turn, five runs.
+
     python benchmarks/bench_engine.py [deepagents|arrangements|growth|budget ...]
+    python benchmarks/bench_engine.py --reference ../reference/src
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import json
+import os
 import random
+import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -352,6 +361,66 @@ def budgets() -> None:
     print(f"  {n:>7,} -> {2 * n:>7,} messages  {once_2n / once_n:5.2f}")
 
 
+def release_cases() -> dict[str, Callable[[], object]]:
+    """The budget's works timed against an earlier release (`against_release`): a clean
+    history without a budget and within one, trims of a history two and ten times over
+    it (the marker after the task, then before it), and a history no trim makes fit."""
+    long, short = make_long_turns(10_000), make_turns(20_000)
+    task_first = [HumanMessage("the task " * 50, id="task"), *long[1:]]
+    too_large = [HumanMessage("pasted log " * 400_000, id="log"), *long[1:]]
+    cases: dict[str, tuple[list[BaseMessage], RepairPolicy | None]] = {
+        "clean, no budget": (long, None),
+        "fits its budget": (long, within(long, 2.0)),
+        "trim, half (older turns)": (long, within(long, 0.5)),
+        "trim, half (after the task)": (task_first, within(task_first, 0.5)),
+        "trim, ten times over": (short, within(short, 0.1)),
+        "over, no trim fits": (too_large, within(long, 0.5)),
+    }
+    return {
+        label: functools.partial(repair_messages, history, policy=policy)
+        for label, (history, policy) in cases.items()
+    }
+
+
+def release_times() -> None:
+    """One child's best CPU times of `release_cases`, as a JSON line (`against_release`)."""
+    works = release_cases()
+    best = best_of_each(list(works.values()), rounds=7)
+    print(json.dumps(dict(zip(works, best, strict=True))))
+
+
+def against_release(reference: str, runs: int = 5) -> None:
+    """This release's budget works against those of the release in `reference` (its
+    `src` folder): each run times both, in child processes, in turn (the order
+    rotating); the ratio is this release's best CPU time / the reference's, per run."""
+    print(f"a token budget, this release / the reference ({reference}), {runs} runs")
+    print("  ratio = our best CPU time / the reference's (1.0: as fast; below: faster)")
+    ratios: dict[str, list[float]] = {}
+    for run in range(runs):
+        sides = [None, reference] if run % 2 == 0 else [reference, None]
+        times = {side: _child_times(side) for side in sides}
+        for label, mine in times[None].items():
+            ratios.setdefault(label, []).append(mine / times[reference][label])
+    for label, found in ratios.items():
+        listed = ", ".join(f"{r:.2f}" for r in found)
+        print(f"  {label:<30} median {statistics.median(found):5.2f}x  ({listed})")
+
+
+def _child_times(src: str | None) -> dict[str, float]:
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, __file__, "release-times"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    times: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return times
+
+
 SECTIONS: dict[str, Callable[[], None]] = {
     "deepagents": against_deepagents,
     "arrangements": arrangements,
@@ -361,8 +430,16 @@ SECTIONS: dict[str, Callable[[], None]] = {
 
 
 def main() -> None:
-    """Every section, or those named on the command line (`budget`, say)."""
-    for name in sys.argv[1:] or SECTIONS:
+    """Every section, or those named on the command line (`budget`, say); with
+    `--reference SRC`, the budget against the release in SRC instead."""
+    args = sys.argv[1:]
+    if args[:1] == ["release-times"]:
+        release_times()
+        return
+    if args[:1] == ["--reference"] and len(args) == 2:
+        against_release(args[1])
+        return
+    for name in args or SECTIONS:
         if name not in SECTIONS:
             raise SystemExit(f"no section {name!r}: choose from {', '.join(SECTIONS)}")
         SECTIONS[name]()

@@ -12,6 +12,7 @@ format) and is pruned as any other.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -34,33 +35,70 @@ def to_compact(rows: Sequence[StoredCheckpoint] | None, rules: PruneRules) -> li
     return compactions(rows)
 
 
-def snapshots(rebuilt: Any, found: Compaction) -> dict[str, Any] | None:
-    """Each compacted channel's value at the head, as rebuilt (a `_DeltaSnapshot`); None
-    when one of them does not hold messages (the plain prune then keeps its chain)."""
-    if not found.channels <= set(rebuilt.names):
-        return None
+@dataclass
+class Compacted:
+    """What compacting one thread did (in a dry run, would do): the namespaces given a
+    snapshot (or let through by every check a real run makes before writing one), and
+    why the others were not."""
+
+    namespaces: set[str] = field(default_factory=set)
+    refused: list[str] = field(default_factory=list)
+
+    def refuse(self, found: Compaction, why: str) -> None:
+        where = f" in namespace {found.checkpoint_ns!r}" if found.checkpoint_ns else ""
+        self.refused.append(f"{why}{where}")
+
+    def rules_for(self, rules: PruneRules) -> PruneRules:
+        """The prune's rules after it: a dry run plans only these namespaces compacted."""
+        return replace(rules, compacted=frozenset(self.namespaces)) if rules.dry_run else rules
+
+    def outcome(self, pruned: ThreadPruned) -> ThreadPruned:
+        """The thread's outcome: the prune's, or, where a refusal left it as it was,
+        why (`delta_not_compacted`)."""
+        if not self.refused or pruned.pruned or pruned.skipped is not None:
+            return pruned
+        detail = "; ".join(self.refused)
+        return ThreadPruned(pruned.thread_id, skipped="delta_not_compacted", detail=detail)
+
+
+def snapshots(rebuilt: Any, found: Compaction) -> dict[str, Any] | str:
+    """Each compacted channel's value at the head, as rebuilt (a `_DeltaSnapshot`); or
+    why not: a channel whose writes are not messages, whose value cannot be rebuilt
+    here (the plain prune then keeps its chain)."""
+    others = sorted(found.channels - set(rebuilt.names))
+    if others:
+        names = ", ".join(map(repr, others))
+        return f"delta channel {names} does not hold messages: its value is not rebuilt here"
     values = rebuilt.tup.checkpoint["channel_values"]
     return {name: values[name] for name in found.channels}
 
 
-def proven(before: Mapping[str, Any], after: tuple[Any, Mapping[str, Any]] | None) -> bool:
+JS_NOT_COMPACTED = "a LangGraph.js thread: its snapshot would be written in Python's format"
+
+
+def proven(before: Mapping[str, Any], after: tuple[Any, Mapping[str, Any]] | str | None) -> bool:
     """Whether the head, read again (`head_values`), rebuilds the same messages."""
-    if after is None or before.keys() != after[1].keys():
+    if not isinstance(after, tuple) or before.keys() != after[1].keys():
         return False
     return all(snapshot_value(before[k]) == snapshot_value(after[1][k]) for k in before)
 
 
 def compact_thread(
     saver: BaseCheckpointSaver[Any], pruner: Any, run_id: str, thread_id: str, rules: PruneRules
-) -> ThreadPruned | bool:
-    """Compact the thread's delta namespaces: whether any was (in a dry run, would be),
-    or the thread's outcome when a snapshot did not prove (it is then left as it was)."""
-    planned = to_compact(pruner.thread_rows(thread_id), rules)
-    if rules.dry_run:
-        return bool(planned)
-    done = False
-    for found in planned:
-        if (read := head_values(saver, thread_id, found)) is None:
+) -> Compacted | ThreadPruned:
+    """Compact the thread's delta namespaces (in a dry run, make every check a real run
+    makes before writing); the thread's outcome when a snapshot did not prove (it is
+    then left as it was)."""
+    compacted = Compacted()
+    for found in to_compact(pruner.thread_rows(thread_id), rules):
+        read = head_values(saver, thread_id, found)
+        if isinstance(read, str):
+            compacted.refuse(found, read)
+            continue
+        if read is None:
+            continue
+        if rules.dry_run:
+            compacted.namespaces.add(found.checkpoint_ns)
             continue
         head, values = read
         new = snapshot_under(head, found, values, saver.get_next_version, run_id)
@@ -71,33 +109,46 @@ def compact_thread(
         if not proven(values, head_values(saver, thread_id, found)):
             pruner.revert(run_id, thread_id, found)
             return ThreadPruned(thread_id, skipped="compact_unproven")
-        done = True
-    return done
+        compacted.namespaces.add(found.checkpoint_ns)
+    return compacted
 
 
 def head_values(
     saver: BaseCheckpointSaver[Any], thread_id: str, found: Compaction
-) -> tuple[CheckpointTuple, dict[str, Any]] | None:
+) -> tuple[CheckpointTuple, dict[str, Any]] | str | None:
     """The head as stored, with each compacted channel's value at it as LangGraph
-    rebuilds it; None when the head is gone or LangGraph.js's, or a channel does not
-    hold messages."""
+    rebuilds it; None when the head is gone; why not, for a LangGraph.js head or a
+    channel that does not hold messages."""
     head = saver.get_tuple(Head(thread_id, found.checkpoint_ns, found.head_id).config)
     if head is None or is_js_checkpoint(head.checkpoint):
-        return None
-    values = snapshots(read_rebuilt(saver, head, None), found)
-    return None if values is None else (head, values)
+        return _not_read(head)
+    return _with_values(head, snapshots(read_rebuilt(saver, head, None), found))
+
+
+def _not_read(head: CheckpointTuple | None) -> str | None:
+    return None if head is None else JS_NOT_COMPACTED
+
+
+def _with_values(
+    head: CheckpointTuple, values: dict[str, Any] | str
+) -> tuple[CheckpointTuple, dict[str, Any]] | str:
+    return values if isinstance(values, str) else (head, values)
 
 
 async def acompact_thread(
     saver: BaseCheckpointSaver[Any], pruner: Any, run_id: str, thread_id: str, rules: PruneRules
-) -> ThreadPruned | bool:
+) -> Compacted | ThreadPruned:
     """The async twin of `compact_thread`."""
-    planned = to_compact(await pruner.thread_rows(thread_id), rules)
-    if rules.dry_run:
-        return bool(planned)
-    done = False
-    for found in planned:
-        if (read := await ahead_values(saver, thread_id, found)) is None:
+    compacted = Compacted()
+    for found in to_compact(await pruner.thread_rows(thread_id), rules):
+        read = await ahead_values(saver, thread_id, found)
+        if isinstance(read, str):
+            compacted.refuse(found, read)
+            continue
+        if read is None:
+            continue
+        if rules.dry_run:
+            compacted.namespaces.add(found.checkpoint_ns)
             continue
         head, values = read
         new = snapshot_under(head, found, values, saver.get_next_version, run_id)
@@ -108,16 +159,15 @@ async def acompact_thread(
         if not proven(values, await ahead_values(saver, thread_id, found)):
             await pruner.revert(run_id, thread_id, found)
             return ThreadPruned(thread_id, skipped="compact_unproven")
-        done = True
-    return done
+        compacted.namespaces.add(found.checkpoint_ns)
+    return compacted
 
 
 async def ahead_values(
     saver: BaseCheckpointSaver[Any], thread_id: str, found: Compaction
-) -> tuple[CheckpointTuple, dict[str, Any]] | None:
+) -> tuple[CheckpointTuple, dict[str, Any]] | str | None:
     """The async twin of `head_values`."""
     head = await saver.aget_tuple(Head(thread_id, found.checkpoint_ns, found.head_id).config)
     if head is None or is_js_checkpoint(head.checkpoint):
-        return None
-    values = snapshots(await aread_rebuilt(saver, head, None), found)
-    return None if values is None else (head, values)
+        return _not_read(head)
+    return _with_values(head, snapshots(await aread_rebuilt(saver, head, None), found))

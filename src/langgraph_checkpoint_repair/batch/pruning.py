@@ -46,25 +46,22 @@ class PruneReport:
     """Threads given a snapshot under a head (`compact`; in a dry run, that would be)."""
     deleted: Deleted = field(default_factory=Deleted)
     skipped: Counter[str] = field(default_factory=Counter)
+    compactable: int = 0
+    """Checkpoints the threads skipped as `delta_chain` keep only for their delta
+    chains: what `--compact` would free."""
     stopped: bool = False
     vacuumed: bool = False
     """The file was rewritten without its free pages afterwards (`vacuum`)."""
 
     def add(self, outcome: ThreadPruned) -> None:
         self.threads_scanned += 1
+        self.compactable += outcome.freeable
         if outcome.skipped is not None:
             self.skipped[outcome.skipped] += 1
         elif outcome.pruned:
             self.threads_pruned += 1
             self.threads_deleted += outcome.whole
             self.deleted.merge(outcome.deleted)
-
-    def compacted(self, outcome: ThreadPruned | bool) -> ThreadPruned | None:
-        """Count a thread's compaction; its outcome when it is left as it was."""
-        if isinstance(outcome, ThreadPruned):
-            return outcome
-        self.threads_compacted += outcome
-        return None
 
     def to_json(self) -> dict[str, Any]:
         rows = self.deleted.rows
@@ -81,6 +78,7 @@ class PruneReport:
             "blobs_deleted": rows["blobs"],
             "bytes_freed": dict(self.deleted.bytes),
             "skipped": dict(sorted(self.skipped.items())),
+            **({"compactable_checkpoints": self.compactable} if self.compactable else {}),
             "stopped": self.stopped,
             "vacuumed": self.vacuumed,
         }
@@ -236,12 +234,16 @@ def prune_one(
     rules: PruneRules,
 ) -> ThreadPruned:
     """One thread: compacted first (`compact`), then pruned."""
-    if rules.compact:
-        compacted = compact_thread(saver, pruner, report.run_id, thread_id, rules)
-        if (left := report.compacted(compacted)) is not None:
-            return left
-    outcome: ThreadPruned = pruner.prune_thread(report.run_id, thread_id, rules)
-    return outcome
+    if not rules.compact:
+        plain: ThreadPruned = pruner.prune_thread(report.run_id, thread_id, rules)
+        return plain
+    compacted = compact_thread(saver, pruner, report.run_id, thread_id, rules)
+    if isinstance(compacted, ThreadPruned):
+        return compacted
+    report.threads_compacted += bool(compacted.namespaces)
+    return compacted.outcome(
+        pruner.prune_thread(report.run_id, thread_id, compacted.rules_for(rules))
+    )
 
 
 async def aprune_one(
@@ -252,12 +254,15 @@ async def aprune_one(
     rules: PruneRules,
 ) -> ThreadPruned:
     """The async twin of `prune_one`."""
-    if rules.compact:
-        compacted = await acompact_thread(saver, pruner, report.run_id, thread_id, rules)
-        if (left := report.compacted(compacted)) is not None:
-            return left
-    outcome: ThreadPruned = await pruner.prune_thread(report.run_id, thread_id, rules)
-    return outcome
+    if not rules.compact:
+        plain: ThreadPruned = await pruner.prune_thread(report.run_id, thread_id, rules)
+        return plain
+    compacted = await acompact_thread(saver, pruner, report.run_id, thread_id, rules)
+    if isinstance(compacted, ThreadPruned):
+        return compacted
+    report.threads_compacted += bool(compacted.namespaces)
+    pruned = await pruner.prune_thread(report.run_id, thread_id, compacted.rules_for(rules))
+    return compacted.outcome(pruned)
 
 
 NO_VACUUM = (

@@ -29,6 +29,10 @@ SKIP_REASONS = {
     "unreadable": "a checkpoint that does not decode",
     "delta_seed_missing": "a delta channel whose chain was already cut (left as it is)",
     "compact_unproven": "a snapshot that did not rebuild the head (taken back, left as it was)",
+    "delta_chain": "its delta chains need every checkpoint it keeps: run with --compact to free "
+    "{compactable:,} checkpoint(s)",
+    "delta_not_compacted": "a delta channel --compact cannot snapshot here (one whose writes "
+    "are not messages, or a LangGraph.js thread's): its chain is kept, and so is the thread",
 }
 
 
@@ -136,7 +140,8 @@ def print_prune(report: PruneReport, out: Any) -> None:
         rows.append(("stopped", "yes: run the command again to finish"))
     print_table(rows, out)
     for reason in sorted(report.skipped):
-        out.write(f"skipped {reason}: {SKIP_REASONS.get(reason, reason)}\n")
+        said = SKIP_REASONS.get(reason, reason).format(compactable=report.compactable)
+        out.write(f"skipped {reason}: {said}\n")
     if report.vacuumed:
         out.write("the file was rewritten without its free pages (VACUUM)\n")
     elif freed and not report.dry_run:

@@ -13,7 +13,7 @@ archived as a cleared one is, so `undo` puts it back and deletes the snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -22,7 +22,7 @@ from langgraph.checkpoint.base import CheckpointTuple, copy_checkpoint
 
 from ..decisions.ids import id_before
 from ..decisions.plan import DETAIL_KEY, NewCheckpoint, carried_metadata, tuple_key
-from .keep import StoredCheckpoint, by_namespace, delta_channels_of, plan_thread
+from .keep import StoredCheckpoint, delta_heads, plan_thread
 
 COMPACT_KIND = "compact"
 """The `kind` a compaction's snapshot checkpoint records under `DETAIL_KEY`."""
@@ -43,17 +43,11 @@ class Compaction:
 def compactions(rows: Sequence[StoredCheckpoint]) -> list[Compaction]:
     """The namespaces of a thread that a snapshot under the head makes smaller: the head
     rebuilds a delta channel from ancestors, and a plain prune would keep more than two
-    checkpoints there. A namespace with no room for an id between the head and its
-    parent is left to the plain prune."""
-    kept = plan_thread(rows).kept
+    checkpoints there (`keep.delta_heads`). A namespace with no room for an id between
+    the head and its parent is left to the plain prune."""
     found = []
-    for ns, namespace in by_namespace(rows).items():
-        head = namespace[max(namespace)]
-        channels = frozenset(
-            c for c in delta_channels_of(namespace) if c in head.versions and c not in head.holds
-        )
-        if not channels or head.parent_id is None or len(kept.get(ns, ())) <= 2:
-            continue
+    for ns, (head, channels) in delta_heads(rows, plan_thread(rows)).items():
+        assert head.parent_id is not None
         snapshot_id = id_before(head.checkpoint_id)
         if snapshot_id is None or snapshot_id <= head.parent_id:
             continue
@@ -61,10 +55,17 @@ def compactions(rows: Sequence[StoredCheckpoint]) -> list[Compaction]:
     return found
 
 
-def as_compacted(rows: Sequence[StoredCheckpoint]) -> list[StoredCheckpoint]:
+def as_compacted(
+    rows: Sequence[StoredCheckpoint], namespaces: Collection[str] | None = None
+) -> list[StoredCheckpoint]:
     """The rows as they would be once compacted (a dry run plans on these): each
-    compacted head points at a snapshot that holds its delta channels."""
-    planned = {(c.checkpoint_ns, c.head_id): c for c in compactions(rows)}
+    compacted head (of `namespaces`, those the run's checks let through; None: all)
+    points at a snapshot that holds its delta channels."""
+    planned = {
+        (c.checkpoint_ns, c.head_id): c
+        for c in compactions(rows)
+        if namespaces is None or c.checkpoint_ns in namespaces
+    }
     compacted: list[StoredCheckpoint] = []
     for row in rows:
         found = planned.get((row.checkpoint_ns, row.checkpoint_id))

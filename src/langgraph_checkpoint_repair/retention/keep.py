@@ -244,7 +244,37 @@ def thread_plan(
     if idle(rows, rules) and (rules.include_waiting or not waits(rows, asking)):
         return whole_thread(rows)
     plan = plan_thread(rows, rules.keep_last)
-    return plan if plan.changes else ThreadPruned(thread_id)
+    if plan.changes:
+        return plan
+    held = 0 if rules.compact else held_for_delta(rows, plan)
+    return (
+        ThreadPruned(thread_id, skipped="delta_chain", freeable=held)
+        if held
+        else ThreadPruned(thread_id)
+    )
+
+
+def delta_heads(
+    rows: Iterable[StoredCheckpoint], plan: ThreadPlan
+) -> dict[str, tuple[StoredCheckpoint, frozenset[str]]]:
+    """The namespaces whose head rebuilds a delta channel from its ancestors and keeps
+    more than two checkpoints for it: each head, with the channels it does not store.
+    A snapshot under the head (`compact`) would let the others go."""
+    found = {}
+    for ns, namespace in by_namespace(rows).items():
+        head = namespace[max(namespace)]
+        channels = frozenset(
+            c for c in delta_channels_of(namespace) if c in head.versions and c not in head.holds
+        )
+        if channels and head.parent_id is not None and len(plan.kept.get(ns, ())) > 2:
+            found[ns] = (head, channels)
+    return found
+
+
+def held_for_delta(rows: Sequence[StoredCheckpoint], plan: ThreadPlan) -> int:
+    """The checkpoints the plan keeps only for delta chains: what `--compact` frees
+    (each namespace then keeps its head and the snapshot under it)."""
+    return sum(len(plan.kept[ns]) - 2 for ns in delta_heads(rows, plan))
 
 
 def seed_missing(rows: Iterable[StoredCheckpoint]) -> bool:

@@ -6,14 +6,23 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Skip = Literal[
-    "recent", "claimed", "changed", "unreadable", "delta_seed_missing", "compact_unproven"
+    "recent",
+    "claimed",
+    "changed",
+    "unreadable",
+    "delta_seed_missing",
+    "compact_unproven",
+    "delta_chain",
+    "delta_not_compacted",
 ]
 """Why a thread was left as it was: written within --min-idle (the application may be
 writing to it), another prune holds it, the application changed a row the prune was
 deleting (a rerun finishes it), a row that does not decode (SQLite keeps values inside
 the checkpoint, and a prune must read them to know what a row stores), a delta channel
 whose chain another prune already cut (`retention.keep.seed_missing`): never guessed
-at, or a compaction's snapshot that did not rebuild the head's messages (`compact`)."""
+at, a compaction's snapshot that did not rebuild the head's messages (`compact`), delta
+chains that need every checkpoint the thread keeps (`--compact` frees them), or a
+compaction refused (a delta channel whose value cannot be rebuilt here)."""
 
 TABLES = ("checkpoints", "writes", "blobs")
 
@@ -45,6 +54,8 @@ class ThreadPruned:
     detail: str = ""
     whole: bool = False
     """The whole thread was deleted (`--delete-idle`)."""
+    freeable: int = 0
+    """For `delta_chain`: the checkpoints `--compact` would free."""
 
     @property
     def pruned(self) -> bool:

@@ -27,6 +27,9 @@ class PruneRules:
     compact: bool = False
     """Write each delta channel's snapshot under the head first (`compact`); a dry run
     plans as if it were written."""
+    compacted: frozenset[str] | None = None
+    """In a dry run, the namespaces the compaction's checks let through (None: all): the
+    plan counts those as compacted, as the real run would compact them."""
 
     def __post_init__(self) -> None:
         if isinstance(self.keep_last, bool) or not isinstance(self.keep_last, int):

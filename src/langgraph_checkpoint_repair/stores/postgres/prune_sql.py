@@ -317,7 +317,7 @@ def prune_steps(
         return ThreadPruned(thread_id, skipped="claimed")
     stored = yield from skeleton_steps(thread_id)
     if rules.compact and rules.dry_run:
-        stored = as_compacted(stored)
+        stored = as_compacted(stored, rules.compacted)
     plan = yield from planned(thread_id, stored, rules, ASKING_SQL)
     if isinstance(plan, ThreadPruned):
         return plan

@@ -201,7 +201,7 @@ def prune_steps(
     if stored is None:  # a row that does not decode: the thread is left as it is
         return ThreadPruned(thread_id, skipped="unreadable")
     if rules.compact and rules.dry_run:
-        stored = as_compacted(stored)
+        stored = as_compacted(stored, rules.compacted)
     plan = yield from planned(thread_id, stored, rules, ASKING_SQL)
     if isinstance(plan, ThreadPruned):
         return plan
