@@ -28,8 +28,8 @@ on any machine, busy or not.
   means linear; goal: at most 2.2).
 
 `--reference SRC` times the budget's works (fits, trims, a history no trim makes fit)
-against the release whose `src` folder is SRC (a `git worktree` of it), each side in
-a child process, in turn, five runs.
+against the release whose `src` folder is SRC (a `git worktree` of it), loaded in the
+same process under another name, the works of both in turn, five runs.
 
     python benchmarks/bench_engine.py [deepagents|arrangements|growth|budget ...]
     python benchmarks/bench_engine.py --reference ../reference/src
@@ -39,11 +39,10 @@ from __future__ import annotations
 
 import functools
 import gc
-import json
+import importlib.util
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -361,10 +360,11 @@ def budgets() -> None:
     print(f"  {n:>7,} -> {2 * n:>7,} messages  {once_2n / once_n:5.2f}")
 
 
-def release_cases() -> dict[str, Callable[[], object]]:
-    """The budget's works timed against an earlier release (`against_release`): a clean
-    history without a budget and within one, trims of a history two and ten times over
-    it (the marker after the task, then before it), and a history no trim makes fit."""
+def release_cases(repair: Callable[..., Any]) -> dict[str, Callable[[], object]]:
+    """The budget's works timed against an earlier release (`against_release`), by
+    `repair` (a release's `repair_messages`): a clean history without a budget and
+    within one, trims of a history two and ten times over it (the marker after the
+    task, then before it), and a history no trim makes fit."""
     long, short = make_long_turns(10_000), make_turns(20_000)
     task_first = [HumanMessage("the task " * 50, id="task"), *long[1:]]
     too_large = [HumanMessage("pasted log " * 400_000, id="log"), *long[1:]]
@@ -377,48 +377,52 @@ def release_cases() -> dict[str, Callable[[], object]]:
         "over, no trim fits": (too_large, within(long, 0.5)),
     }
     return {
-        label: functools.partial(repair_messages, history, policy=policy)
+        label: functools.partial(repair, history, policy=_policy_of(repair, policy))
         for label, (history, policy) in cases.items()
     }
 
 
-def release_times() -> None:
-    """One child's best CPU times of `release_cases`, as a JSON line (`against_release`)."""
-    works = release_cases()
-    best = best_of_each(list(works.values()), rounds=7)
-    print(json.dumps(dict(zip(works, best, strict=True))))
+def _policy_of(repair: Callable[..., Any], policy: RepairPolicy | None) -> Any:
+    """`policy` as the release of `repair` makes it (its own `RepairPolicy` class)."""
+    if policy is None:
+        return None
+    own = sys.modules[repair.__module__.split(".")[0]].RepairPolicy
+    return own(max_input_tokens=policy.max_input_tokens, context_reserve=policy.context_reserve)
+
+
+def _reference(src: str) -> Callable[..., Any]:
+    """The `repair_messages` of the release in `src`, loaded beside this one under a
+    name of its own (the package imports itself by relative imports only)."""
+    folder = os.path.join(src, "langgraph_checkpoint_repair")
+    spec = importlib.util.spec_from_file_location(
+        "reference_release",
+        os.path.join(folder, "__init__.py"),
+        submodule_search_locations=[folder],
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["reference_release"] = module
+    spec.loader.exec_module(module)
+    repair: Callable[..., Any] = module.repair_messages
+    return repair
 
 
 def against_release(reference: str, runs: int = 5) -> None:
     """This release's budget works against those of the release in `reference` (its
-    `src` folder): each run times both, in child processes, in turn (the order
-    rotating); the ratio is this release's best CPU time / the reference's, per run."""
+    `src` folder), in one process: each run times every work of both in turn, the order
+    rotating; the ratio is this release's best CPU time / the reference's."""
     print(f"a token budget, this release / the reference ({reference}), {runs} runs")
     print("  ratio = our best CPU time / the reference's (1.0: as fast; below: faster)")
-    ratios: dict[str, list[float]] = {}
-    for run in range(runs):
-        sides = [None, reference] if run % 2 == 0 else [reference, None]
-        times = {side: _child_times(side) for side in sides}
-        for label, mine in times[None].items():
-            ratios.setdefault(label, []).append(mine / times[reference][label])
+    mine, theirs = release_cases(repair_messages), release_cases(_reference(reference))
+    labels = list(mine)
+    ratios: dict[str, list[float]] = {label: [] for label in labels}
+    for _ in range(runs):
+        best = best_of_each([*mine.values(), *theirs.values()], rounds=7)
+        for n, label in enumerate(labels):
+            ratios[label].append(best[n] / best[n + len(labels)])
     for label, found in ratios.items():
         listed = ", ".join(f"{r:.2f}" for r in found)
         print(f"  {label:<30} median {statistics.median(found):5.2f}x  ({listed})")
-
-
-def _child_times(src: str | None) -> dict[str, float]:
-    env = dict(os.environ)
-    if src is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
-    done = subprocess.run(
-        [sys.executable, __file__, "release-times"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    times: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return times
 
 
 SECTIONS: dict[str, Callable[[], None]] = {
@@ -433,9 +437,6 @@ def main() -> None:
     """Every section, or those named on the command line (`budget`, say); with
     `--reference SRC`, the budget against the release in SRC instead."""
     args = sys.argv[1:]
-    if args[:1] == ["release-times"]:
-        release_times()
-        return
     if args[:1] == ["--reference"] and len(args) == 2:
         against_release(args[1])
         return
