@@ -74,7 +74,8 @@ async def test_a_long_run_after_its_task_keeps_the_task_then_the_marker(store: S
     """A task, twenty reads and an answer, by a model with a larger window."""
     model = window_model(100_000, *reading_turns(20), "All read.")
     task_input = {"messages": [HumanMessage("Read the whole repository.")]}
-    await store.invoke(reading_agent(model, store.saver), task_input, config("long"))
+    run = {**config("long"), "recursion_limit": 100}  # older releases stop at 25 steps
+    await store.invoke(reading_agent(model, store.saver), task_input, run)
     stored = await head_messages(store, "long")
     report = await run_repair(store, policy=POLICY)
     assert report.threads_repaired == 1 and report.actions == {"context_trimmed": 1}

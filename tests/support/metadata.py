@@ -22,7 +22,9 @@ APP = {
 
 
 def tagged(thread_id: str) -> Any:
-    return {"configurable": {"thread_id": thread_id, **SERVER}, "metadata": APP}
+    """A run's config with both tags (a copy each time: older LangGraph releases add
+    the configurable keys to the config's own `metadata`)."""
+    return {"configurable": {"thread_id": thread_id, **SERVER}, "metadata": dict(APP)}
 
 
 def assert_carried(written: dict[str, Any], on: dict[str, Any], run_id: str) -> None:
