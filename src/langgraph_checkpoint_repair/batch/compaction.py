@@ -48,6 +48,23 @@ class Compacted:
         where = f" in namespace {found.checkpoint_ns!r}" if found.checkpoint_ns else ""
         self.refused.append(f"{why}{where}")
 
+    def to_write(
+        self,
+        found: Compaction,
+        read: tuple[CheckpointTuple, dict[str, Any]] | str | None,
+        dry_run: bool,
+    ) -> tuple[CheckpointTuple, dict[str, Any]] | None:
+        """The head read (`head_values`) and the values to snapshot under it; None when
+        nothing is written: the head is gone, it cannot be compacted (said), or the run
+        is dry (the namespace then counts as the real run would compact it)."""
+        if isinstance(read, str):
+            self.refuse(found, read)
+            return None
+        if read is not None and dry_run:
+            self.namespaces.add(found.checkpoint_ns)
+            return None
+        return read
+
     def rules_for(self, rules: PruneRules) -> PruneRules:
         """The prune's rules after it: a dry run plans only these namespaces compacted."""
         return replace(rules, compacted=frozenset(self.namespaces)) if rules.dry_run else rules
@@ -91,14 +108,8 @@ def compact_thread(
     then left as it was)."""
     compacted = Compacted()
     for found in to_compact(pruner.thread_rows(thread_id), rules):
-        read = head_values(saver, thread_id, found)
-        if isinstance(read, str):
-            compacted.refuse(found, read)
-            continue
+        read = compacted.to_write(found, head_values(saver, thread_id, found), rules.dry_run)
         if read is None:
-            continue
-        if rules.dry_run:
-            compacted.namespaces.add(found.checkpoint_ns)
             continue
         head, values = read
         new = snapshot_under(head, found, values, saver.get_next_version, run_id)
@@ -141,14 +152,8 @@ async def acompact_thread(
     """The async twin of `compact_thread`."""
     compacted = Compacted()
     for found in to_compact(await pruner.thread_rows(thread_id), rules):
-        read = await ahead_values(saver, thread_id, found)
-        if isinstance(read, str):
-            compacted.refuse(found, read)
-            continue
+        read = compacted.to_write(found, await ahead_values(saver, thread_id, found), rules.dry_run)
         if read is None:
-            continue
-        if rules.dry_run:
-            compacted.namespaces.add(found.checkpoint_ns)
             continue
         head, values = read
         new = snapshot_under(head, found, values, saver.get_next_version, run_id)
