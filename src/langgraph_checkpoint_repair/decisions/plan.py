@@ -166,8 +166,10 @@ def _holds_work(tup: CheckpointTuple) -> bool:
 def token_estimates(
     before: list[BaseMessage], after: list[BaseMessage], policy: RepairPolicy
 ) -> tuple[int, int]:
-    """A history's tokens before and after repair, as the policy's counter counts them."""
-    return count_tokens(before, policy.token_counter), count_tokens(after, policy.token_counter)
+    """A history's tokens before and after repair, as the policy's counter counts them
+    (once, when the repair left the list as it was)."""
+    counted = count_tokens(before, policy.token_counter)
+    return counted, counted if after is before else count_tokens(after, policy.token_counter)
 
 
 def written_after(ts: Any, moment: datetime) -> bool:
@@ -246,9 +248,7 @@ def checkpoint_on_top(
         new_versions[name] = current
     checkpoint["updated_channels"] = list(values)
     counters = counters_after_snapshot(head.metadata, snapshots)
-    own: dict[str, Any] = {RUN_KEY: run_id, DETAIL_KEY: dict(detail)}
-    if counters:
-        own[COUNTERS_KEY] = counters
+    own = {RUN_KEY: run_id, DETAIL_KEY: dict(detail), COUNTERS_KEY: counters}
     metadata = carried_metadata(head.metadata, step, own)
     thread_id, ns, head_id = tuple_key(head)
     config = {
@@ -269,10 +269,12 @@ def carried_metadata(
     `on`: every key of it (the application's own, the Agent Server's `graph_id`,
     `assistant_id`, `user_id`, ...), so that a reader of the thread's newest checkpoint
     sees the same thread; `source`, `step` and `parents` set as LangGraph's
-    `update_state` sets them, and the tool's own keys (`own`) as this write says."""
+    `update_state` sets them, and the tool's own keys (`own`) as this write says (one
+    set to None is left out, as LangGraph leaves out counters at zero)."""
     carried = {key: value for key, value in (on or {}).items() if key not in TOOL_KEYS}
     parents = dict(carried.get("parents") or {})
-    return {**carried, "source": "update", "step": step, "parents": parents, **own}
+    set_here = {key: value for key, value in own.items() if value is not None}
+    return {**carried, "source": "update", "step": step, "parents": parents, **set_here}
 
 
 def repair_detail(assessment: Assessment) -> dict[str, Any]:

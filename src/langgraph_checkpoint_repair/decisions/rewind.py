@@ -166,11 +166,10 @@ def rewind_checkpoint(
         current = next_version(current, None)
         checkpoint["channel_versions"][name] = new_versions[name] = current
     ancestor_id = tuple_key(ancestor)[2]
-    counters = counters_after_snapshot(ancestor.metadata, snapshots)
     own = {
         RUN_KEY: run_id,
         DETAIL_KEY: rewind_detail(head.checkpoint_id, ancestor_id, walk.passed_over),
-        **({COUNTERS_KEY: counters} if counters else {}),
+        COUNTERS_KEY: counters_after_snapshot(ancestor.metadata, snapshots),
     }
     metadata = carried_metadata(ancestor.metadata, step, own)  # the head's does not decode
     thread_id, ns, _ = tuple_key(ancestor)

@@ -263,9 +263,7 @@ def delta_heads(
     found = {}
     for ns, namespace in by_namespace(rows).items():
         head = namespace[max(namespace)]
-        channels = frozenset(
-            c for c in delta_channels_of(namespace) if c in head.versions and c not in head.holds
-        )
+        channels = rebuilt_from_ancestors(namespace, head)
         if channels and head.parent_id is not None and len(plan.kept.get(ns, ())) > 2:
             found[ns] = (head, channels)
     return found
@@ -289,13 +287,22 @@ def cut_channels(namespace: Mapping[str, StoredCheckpoint]) -> frozenset[str]:
     row, or was cleared on a checkpoint that is not the thread's first)."""
     head = namespace[max(namespace)]
     cut = set()
-    for channel in delta_channels_of(namespace):
-        if channel in head.versions and channel not in head.holds:
-            walked = list(_walk_to_seed(namespace, head, channel))
-            last = namespace[walked[-1]] if walked else head
-            if channel not in last.holds and _cut_at(last):
-                cut.add(channel)
+    for channel in rebuilt_from_ancestors(namespace, head):
+        walked = list(_walk_to_seed(namespace, head, channel))
+        last = namespace[walked[-1]] if walked else head
+        if channel not in last.holds and _cut_at(last):
+            cut.add(channel)
     return frozenset(cut)
+
+
+def rebuilt_from_ancestors(
+    namespace: Mapping[str, StoredCheckpoint], row: StoredCheckpoint
+) -> frozenset[str]:
+    """The namespace's delta channels that `row` names but does not store: LangGraph
+    rebuilds them from its ancestors."""
+    return frozenset(
+        c for c in delta_channels_of(namespace) if c in row.versions and c not in row.holds
+    )
 
 
 def _cut_at(row: StoredCheckpoint) -> bool:
