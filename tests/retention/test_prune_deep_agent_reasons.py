@@ -4,6 +4,7 @@ the real run's checks, so its counts and reasons are the real run's."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -98,3 +99,30 @@ async def test_the_summary_gives_each_reason_in_one_line(
     ]
     reason = [line for line in compacting.stdout.splitlines() if line.startswith("skipped ")]
     assert len(reason) == 1 and reason[0].startswith("skipped delta_not_compacted: ")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_compact_with_the_agents_graph_on_the_command_line(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    with cli_store(kind, request) as (target, store):
+        agent = await write_files(store, "deep", 3)
+        before = await seen(store, agent, thread("deep"))
+        graph = ("--graph", "tests.support.delta_agents:stock_deep_agent")
+        dry = run_cli(
+            "prune", target, "--min-idle", "0", "--compact", *graph, "--dry-run", "--json"
+        )
+        done = run_cli("prune", target, "--min-idle", "0", "--compact", *graph, "--json")
+        assert done.returncode == 0, done.stderr
+        left = sum(1 for _ in store.saver.list(thread("deep")))
+        assert left == 2 and await seen(store, agent, thread("deep")) == before
+        wrong = run_cli("prune", target, "--compact", "--graph", "tests.support.nowhere:agent")
+    assert counts_of(dry.stdout) == counts_of(done.stdout)
+    assert json.loads(done.stdout)["threads_compacted"] == 1
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert wrong.stderr.count("\n") == 1 and "tests.support.nowhere" in wrong.stderr
+
+
+def counts_of(printed: str) -> dict[str, Any]:
+    found = json.loads(printed)
+    return {k: v for k, v in found.items() if k not in ("run_id", "dry_run", "archived")}

@@ -149,3 +149,8 @@ async def brick_deep_agent_by_a_trim(store: Store, config: Any, replies: Provide
     await store.update_state(agent, config, {"messages": trimmed}, "model")
     with pytest.raises(ProviderRejected):
         await store.invoke(agent, {"messages": [HumanMessage("Hello?")]}, config)
+
+
+def stock_deep_agent() -> CompiledStateGraph[Any]:
+    """The deep agent as `--graph tests.support.delta_agents:stock_deep_agent` loads it."""
+    return deep_agent(model(), ToolBox(), None)

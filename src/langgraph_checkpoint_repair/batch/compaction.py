@@ -1,10 +1,12 @@
 """`prune --compact`'s writes: each delta namespace's snapshot put under its head and
 proven, before the prune behind it deletes anything (`retention.compact`).
 
-The snapshot holds each delta channel's value at the head as LangGraph rebuilds it, and
-is written by the store's own saver, so in the thread's own format. Once the head points
-at it, the head is rebuilt again by LangGraph's walk: the same messages, or the head is
-pointed back, the snapshot deleted and the thread left as it was (`compact_unproven`).
+The snapshot holds each delta channel's value at the head as LangGraph rebuilds it (a
+message channel by the message reducer, any other by the graph's own channel and
+reducer, given with `--graph`), and is written by the store's own saver, so in the
+thread's own format. Once the head points at it, the head is rebuilt again by LangGraph's
+walk: the same value in every channel, or the head is pointed back, the snapshot
+deleted and the thread left as it was (`compact_unproven`).
 A LangGraph.js thread is not compacted (its snapshot would be written in Python's
 format) and is pruned as any other.
 """
@@ -17,8 +19,12 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from ..delta import snapshot_value
+from ..delta import as_snapshot, replayed, snapshot_value
+from ..delta.channels import Rebuilt
+from ..drift.findings import graph_at
+from ..drift.shape import GraphShape
 from ..js.rows import is_js_checkpoint
+from ..redact import one_line
 from ..retention.compact import Compaction, compactions, snapshot_under
 from ..retention.keep import StoredCheckpoint, written_since
 from ..retention.outcome import ThreadPruned
@@ -78,23 +84,46 @@ class Compacted:
         return ThreadPruned(pruned.thread_id, skipped="delta_not_compacted", detail=detail)
 
 
-def snapshots(rebuilt: Any, found: Compaction) -> dict[str, Any] | str:
-    """Each compacted channel's value at the head, as rebuilt (a `_DeltaSnapshot`); or
-    why not: a channel whose writes are not messages, whose value cannot be rebuilt
-    here (the plain prune then keeps its chain)."""
-    others = sorted(found.channels - set(rebuilt.names))
-    if others:
-        names = ", ".join(map(repr, others))
-        return f"delta channel {names} does not hold messages: its value is not rebuilt here"
-    values = rebuilt.tup.checkpoint["channel_values"]
-    return {name: values[name] for name in found.channels}
+def snapshots(
+    rebuilt: Rebuilt, found: Compaction, graph: GraphShape | None
+) -> dict[str, Any] | str:
+    """Each compacted channel's value at the head, as LangGraph rebuilds it (a
+    `_DeltaSnapshot`): a message channel's by the message reducer, any other's by the
+    graph's own channel (`--graph`); or why not (the plain prune then keeps its chain)."""
+    stored = rebuilt.tup.checkpoint["channel_values"]
+    values: dict[str, Any] = {}
+    for name in sorted(found.channels):
+        value = stored[name] if name in rebuilt.names else _replayed(rebuilt, name, found, graph)
+        if isinstance(value, str):
+            return value
+        values[name] = value
+    return values
+
+
+def _replayed(rebuilt: Rebuilt, name: str, found: Compaction, graph: GraphShape | None) -> Any:
+    """The snapshot of a delta channel that does not hold messages, replayed by the
+    graph's channel of that name in the head's namespace; a str says why not."""
+    if graph is None:
+        return f"delta channel {name!r} does not hold messages: --graph lends the reducer"
+    where = graph_at(graph, found.checkpoint_ns)
+    spec = where.delta_channels.get(name) if isinstance(where, GraphShape) else None
+    history = rebuilt.rest.get(name)
+    if spec is None:
+        return f"the graph given has no delta channel {name!r} here: its reducer is not known"
+    if history is None:
+        return f"delta channel {name!r} was not rebuilt from the head"
+    try:
+        return as_snapshot(replayed(spec, history))
+    except Exception as error:  # the application's reducer, on what the store holds
+        return f"the graph's reducer failed on delta channel {name!r}: {one_line(error)}"
 
 
 JS_NOT_COMPACTED = "a LangGraph.js thread: its snapshot would be written in Python's format"
 
 
 def proven(before: Mapping[str, Any], after: tuple[Any, Mapping[str, Any]] | str | None) -> bool:
-    """Whether the head, read again (`head_values`), rebuilds the same messages."""
+    """Whether the head, read again (`head_values`), rebuilds the same value of every
+    compacted channel."""
     if not isinstance(after, tuple) or before.keys() != after[1].keys():
         return False
     return all(snapshot_value(before[k]) == snapshot_value(after[1][k]) for k in before)
@@ -108,7 +137,9 @@ def compact_thread(
     then left as it was)."""
     compacted = Compacted()
     for found in to_compact(pruner.thread_rows(thread_id), rules):
-        read = compacted.to_write(found, head_values(saver, thread_id, found), rules.dry_run)
+        read = compacted.to_write(
+            found, head_values(saver, thread_id, found, rules.graph), rules.dry_run
+        )
         if read is None:
             continue
         head, values = read
@@ -117,7 +148,7 @@ def compact_thread(
         if not pruner.repoint(run_id, thread_id, found, rules.archive):
             pruner.revert(run_id, thread_id, found)  # another run moved the head's parent
             continue
-        if not proven(values, head_values(saver, thread_id, found)):
+        if not proven(values, head_values(saver, thread_id, found, rules.graph)):
             pruner.revert(run_id, thread_id, found)
             return ThreadPruned(thread_id, skipped="compact_unproven")
         compacted.namespaces.add(found.checkpoint_ns)
@@ -125,15 +156,15 @@ def compact_thread(
 
 
 def head_values(
-    saver: BaseCheckpointSaver[Any], thread_id: str, found: Compaction
+    saver: BaseCheckpointSaver[Any], thread_id: str, found: Compaction, graph: GraphShape | None
 ) -> tuple[CheckpointTuple, dict[str, Any]] | str | None:
     """The head as stored, with each compacted channel's value at it as LangGraph
-    rebuilds it; None when the head is gone; why not, for a LangGraph.js head or a
-    channel that does not hold messages."""
+    rebuilds it (`snapshots`); None when the head is gone; why not, for a LangGraph.js
+    head or a channel that cannot be rebuilt here."""
     head = saver.get_tuple(Head(thread_id, found.checkpoint_ns, found.head_id).config)
     if head is None or is_js_checkpoint(head.checkpoint):
         return _not_read(head)
-    return _with_values(head, snapshots(read_rebuilt(saver, head, None), found))
+    return _with_values(head, snapshots(read_rebuilt(saver, head, None), found, graph))
 
 
 def _not_read(head: CheckpointTuple | None) -> str | None:
@@ -152,7 +183,9 @@ async def acompact_thread(
     """The async twin of `compact_thread`."""
     compacted = Compacted()
     for found in to_compact(await pruner.thread_rows(thread_id), rules):
-        read = compacted.to_write(found, await ahead_values(saver, thread_id, found), rules.dry_run)
+        read = compacted.to_write(
+            found, await ahead_values(saver, thread_id, found, rules.graph), rules.dry_run
+        )
         if read is None:
             continue
         head, values = read
@@ -161,7 +194,7 @@ async def acompact_thread(
         if not await pruner.repoint(run_id, thread_id, found, rules.archive):
             await pruner.revert(run_id, thread_id, found)
             continue
-        if not proven(values, await ahead_values(saver, thread_id, found)):
+        if not proven(values, await ahead_values(saver, thread_id, found, rules.graph)):
             await pruner.revert(run_id, thread_id, found)
             return ThreadPruned(thread_id, skipped="compact_unproven")
         compacted.namespaces.add(found.checkpoint_ns)
@@ -169,10 +202,11 @@ async def acompact_thread(
 
 
 async def ahead_values(
-    saver: BaseCheckpointSaver[Any], thread_id: str, found: Compaction
+    saver: BaseCheckpointSaver[Any], thread_id: str, found: Compaction, graph: GraphShape | None
 ) -> tuple[CheckpointTuple, dict[str, Any]] | str | None:
     """The async twin of `head_values`."""
     head = await saver.aget_tuple(Head(thread_id, found.checkpoint_ns, found.head_id).config)
     if head is None or is_js_checkpoint(head.checkpoint):
         return _not_read(head)
-    return _with_values(head, snapshots(await aread_rebuilt(saver, head, None), found))
+    rebuilt = await aread_rebuilt(saver, head, None)
+    return _with_values(head, snapshots(rebuilt, found, graph))

@@ -20,6 +20,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from .. import metrics
 from ..decisions.plan import new_run_id, shard_of
+from ..drift.shape import as_shape
 from ..retention.outcome import Deleted, ThreadPruned
 from ..retention.rules import PruneRules
 from ..stores.pruners import pruner_for
@@ -152,13 +153,15 @@ def _run(
     arguments: dict[str, Any] | None = None,
     vacuum: bool = False,
     compact: bool = False,
+    graph: Any = None,
 ) -> tuple[PruneRun, PruneReport]:
     checks.shard(shard)
     now = datetime.now(timezone.utc)
     recent_after = now - checks.idle_time(min_idle, now)
     idle_before = None if delete_idle is None else now - checks.idle_time(delete_idle, now)
+    shape = None if graph is None else as_shape(graph)
     rules = PruneRules(
-        keep_last, recent_after, dry_run, archive, idle_before, include_waiting, compact
+        keep_last, recent_after, dry_run, archive, idle_before, include_waiting, compact, shape
     )
     settings = {
         **(arguments or {}),
@@ -167,6 +170,7 @@ def _run(
         "delete_idle": None if delete_idle is None else str(delete_idle),
         "include_waiting": include_waiting,
         "compact": compact,
+        "graph": graph is not None,
         "shard": None if shard is None else f"{shard[0]}/{shard[1]}",
     }
     run = PruneRun(rules, threads, shard, limit, stop, on_thread, settings, vacuum)
@@ -180,9 +184,10 @@ def prune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> PruneRepo
     none of whose heads was written within it is deleted whole, unless it waits on a
     human (`include_waiting` deletes those too). With `compact`, a delta thread first gets
     a snapshot under each head (`retention.compact`), so it keeps at most two checkpoints
-    per namespace. Settings: `keep_last`, `min_idle`, `dry_run`, `archive`,
-    `delete_idle`, `include_waiting`, `compact`, `threads`, `shard`, `limit`, `stop`,
-    `on_thread`, `vacuum`."""
+    per namespace; `graph` (the application's compiled graph or `StateGraph`) lends its
+    reducers to the delta channels that do not hold messages. Settings: `keep_last`,
+    `min_idle`, `dry_run`, `archive`, `delete_idle`, `include_waiting`, `compact`,
+    `graph`, `threads`, `shard`, `limit`, `stop`, `on_thread`, `vacuum`."""
     run, report = _run(**settings)
     pruner = pruner_for(saver)
     refuse_vacuum(pruner, run)

@@ -189,7 +189,13 @@ def prune_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--compact", action="store_true",
         help="delta threads: write each delta channel's snapshot under the head first "
-        "(proven to rebuild the same messages), so a namespace keeps at most two checkpoints",
+        "(proven to rebuild the same values), so a namespace keeps at most two checkpoints",
+    )  # fmt: skip
+    command.add_argument(
+        "--graph", metavar="SPEC",
+        help="with --compact: the application's graph (file.py:attr, module:attr or "
+        "langgraph.json:graph_id), whose reducers rebuild the delta channels that do not "
+        "hold messages (a deep agent's files); without it such a thread is left as it was",
     )  # fmt: skip
     command.add_argument(
         "--dry-run", action="store_true", help="delete nothing; report what a run would delete"

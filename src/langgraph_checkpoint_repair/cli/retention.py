@@ -31,8 +31,9 @@ SKIP_REASONS = {
     "compact_unproven": "a snapshot that did not rebuild the head (taken back, left as it was)",
     "delta_chain": "its delta chains need every checkpoint it keeps: run with --compact to free "
     "{compactable:,} checkpoint(s)",
-    "delta_not_compacted": "a delta channel --compact cannot snapshot here (one whose writes "
-    "are not messages, or a LangGraph.js thread's): its chain is kept, and so is the thread",
+    "delta_not_compacted": "a delta channel --compact cannot snapshot here (one that does not "
+    "hold messages, without the --graph whose reducer rebuilds it, or a LangGraph.js "
+    "thread's): its chain is kept, and so is the thread",
 }
 
 
@@ -72,6 +73,7 @@ def _settings(job: Job, progress: Callable[[Any], None] | None) -> dict[str, Any
         "delete_idle": args.delete_idle,
         "include_waiting": args.include_waiting,
         "compact": args.compact,
+        "graph": args.graph_shape,
         "threads": args.thread,
         "shard": args.shard,
         "vacuum": args.vacuum,

@@ -11,6 +11,7 @@ from .channels import (
     is_snapshot,
     messages_reducer,
     rebuild_messages,
+    replayed,
     snapshot_value,
 )
 
@@ -23,5 +24,6 @@ __all__ = [
     "is_snapshot",
     "messages_reducer",
     "rebuild_messages",
+    "replayed",
     "snapshot_value",
 ]

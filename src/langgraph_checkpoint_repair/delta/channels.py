@@ -234,6 +234,14 @@ def _holds_messages(value: Any) -> bool:
     return isinstance(value, list) and _holds_message_classes(value)
 
 
+def replayed(spec: Any, history: DeltaChannelHistory) -> Any:
+    """A delta channel's value as LangGraph replays it with the graph's own channel
+    (`spec`, a `DeltaChannel` with its reducer): the seed, then every write since."""
+    channel = spec.from_checkpoint(history.get("seed"))
+    channel.replay_writes(history.get("writes") or [])
+    return channel.get()
+
+
 class Rebuilt(NamedTuple):
     """A loaded tuple with its delta message channels rebuilt (`_DeltaSnapshot`s named
     in `names`), and the stored histories read for its other delta channels (`rest`),

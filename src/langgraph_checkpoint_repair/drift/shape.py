@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..compatibility import features
+
 ALL = "*"
 """`interrupt_before="*"`: every node pauses."""
 
@@ -26,6 +28,9 @@ class GraphShape:
     state_types: frozenset[tuple[str, str]] = frozenset()
     """(module, name) of the classes its state declares, its subgraphs' too
     (`state_types`): with `--graph` they load as in the application."""
+    delta_channels: Mapping[str, Any] = field(default_factory=dict)
+    """Its `DeltaChannel`s by name: their reducers rebuild a stored delta channel that
+    does not hold messages (`prune --compact`)."""
 
     @property
     def has_compiled_interrupts(self) -> bool:
@@ -53,7 +58,16 @@ def shape_of(graph: Any) -> GraphShape:
         interrupt_after=_interrupt_nodes(graph.interrupt_after_nodes, nodes),
         subgraphs=subgraphs,
         state_types=state_types(graph).union(*(s.state_types for s in subgraphs.values())),
+        delta_channels=_delta_channels(graph),
     )
+
+
+def _delta_channels(graph: Any) -> dict[str, Any]:
+    """The graph's own delta channels (none on a LangGraph without them)."""
+    parts = features.delta_parts()
+    if parts is None:
+        return {}
+    return {name: ch for name, ch in graph.channels.items() if isinstance(ch, parts.channel)}
 
 
 def _interrupt_nodes(names: Any, nodes: Mapping[str, Any]) -> frozenset[str]:
