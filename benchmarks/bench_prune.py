@@ -13,11 +13,18 @@ from the same run:
 - whether the two copies hold the same rows afterwards (a digest per table);
 - with `--delta`, on a store of delta threads seeded the same way (which LangGraph
   refuses), the rows and bytes `prune` frees;
+- with `--undo`, on SQLite and PostgreSQL stores shaped as a coding agent's (threads
+  whose every turn replaces a large bytes payload kept in a delta channel of the
+  application's own, so no snapshot is due yet), RUNS runs of `prune --compact` with
+  the graph and of its `undo`, each on a fresh copy: the undo / prune ratio (goal: at
+  most 2.00x), the database's work for each on PostgreSQL, and whether undo put every
+  row back (a digest of every table);
 - with `--memory`, the peak resident memory of a `prune` run in a process of its own
   on stores of 100,000, 300,000 and 1,000,000 checkpoints (a prune holds one page of
   threads at a time, so the peak should not grow with the store).
 
-    python benchmarks/bench_prune.py [--checkpoints 200000] [--delta] [--memory] [--postgres ...]
+    python benchmarks/bench_prune.py [--checkpoints 200000] [--delta] [--undo] [--memory]
+        [--postgres ...]
 """
 
 from __future__ import annotations
@@ -176,6 +183,13 @@ def main() -> None:
         "--delta", action="store_true", help="also a store of delta threads (LangGraph >= 1.2)"
     )
     parser.add_argument(
+        "--undo", action="store_true", help="also undo against prune on payload threads"
+    )
+    parser.add_argument(
+        "--no-keep-latest", action="store_true",
+        help="skip the comparison with LangGraph's keep_latest (run only the parts asked for)",
+    )  # fmt: skip
+    parser.add_argument(
         "--memory", action="store_true", help="also peak memory from 100k to 1M checkpoints"
     )
     parser.add_argument("--prune-in", help=argparse.SUPPRESS)  # the child of --memory
@@ -183,13 +197,24 @@ def main() -> None:
     if args.prune_in:
         return prune_and_measure(args.prune_in)
     tag = uuid.uuid4().hex[:8]
+    if not args.no_keep_latest:
+        keep_latest_part(args.postgres, tag, args.checkpoints)
+    if args.delta:
+        delta_part(args.postgres, tag, args.checkpoints)
+    if args.undo:
+        undo_part(args.postgres, tag)
+    if args.memory:
+        memory_part(args.postgres, tag)
+
+
+def keep_latest_part(server: str, tag: str, checkpoints: int) -> None:
+    """`prune` against LangGraph's keep_latest on two copies of one store."""
     seeded, a, b = (f"bench_prune_{tag}_{name}" for name in ("seed", "langgraph", "ours"))
-    server = args.postgres
     with databases(server, [a, b, seeded]):
         with psycopg.connect(server, autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {seeded}")
         start = time.perf_counter()
-        threads = seed(in_database(server, seeded), args.checkpoints)
+        threads = seed(in_database(server, seeded), checkpoints)
         print(f"seeded {threads:,} threads in {time.perf_counter() - start:.1f} s")
         with psycopg.connect(server, autocommit=True) as conn:
             for name in (a, b):
@@ -198,7 +223,7 @@ def main() -> None:
         mine = timed(server, b, ours)
         langgraph = timed(server, a, theirs)
         same = digest(in_database(server, a)) == digest(in_database(server, b))
-    print(f"store: {args.checkpoints:,} checkpoints, {threads:,} threads")
+    print(f"store: {checkpoints:,} checkpoints, {threads:,} threads")
     for name, work in (("LangGraph keep_latest", langgraph), ("prune (archive on)", mine)):
         figures = f"{work.seconds:8.2f} s  {work.tuples:12,} tuples  {work.buffers:12,} buffers"
         print(f"{name:24} {figures}")
@@ -208,10 +233,6 @@ def main() -> None:
         f"{mine.buffers / max(langgraph.buffers, 1):.2f}x buffers"
     )
     print(f"the same rows left: {same}")
-    if args.delta:
-        delta_part(server, tag, args.checkpoints)
-    if args.memory:
-        memory_part(server, tag)
 
 
 def delta_part(server: str, tag: str, checkpoints: int) -> None:
@@ -247,6 +268,145 @@ def delta_part(server: str, tag: str, checkpoints: int) -> None:
             rows = {table: f"{before[table][0]:,} -> {after[table][0]:,}" for table in TABLES}
             freed = sum(report.deleted.bytes.values())
             print(f"{label}: {seconds:.2f} s, rows {rows}, {freed:,} bytes freed")
+
+
+PAYLOAD_THREADS, PAYLOAD_TURNS, PAYLOAD_BYTES = 2, 40, 1024 * 1024
+STEPS_PER_TURN = 25
+"""Checkpoints a turn writes (a deep agent's turn is many model and tool steps)."""
+RUNS = 5
+
+
+def payload_graph(saver: Any) -> Any:
+    """A turn replies and replaces a bytes payload (last value wins), both delta channels
+    with no snapshot due for fifty updates, as a coding agent keeps its workspace."""
+    from langgraph.channels.delta import DeltaChannel
+    from langgraph.graph.message import _messages_delta_reducer
+
+    def last(state: bytes, writes: Any) -> bytes:
+        return writes[-1] if writes else state
+
+    fields = {
+        "messages": Annotated[
+            list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=50)
+        ],  # type: ignore[arg-type]
+        "payload": Annotated[bytes, DeltaChannel(last, snapshot_frequency=50)],
+    }
+    builder = StateGraph(TypedDict("Workspace", fields))  # type: ignore[operator]
+
+    def work(state: Any) -> dict[str, Any]:
+        """A step of the turn; its first replaces the payload."""
+        done = len(state["messages"])
+        if isinstance(state["messages"][-1], HumanMessage):
+            body = (f"turn {done}:".encode() + bytes(range(256))) * (PAYLOAD_BYTES // 264)
+            return {"messages": [AIMessage(f"step {done}")], "payload": body}
+        return {"messages": [AIMessage(f"step {done}")]}
+
+    def more(state: Any) -> str:
+        since = next(i for i, m in enumerate(reversed(state["messages"])) if m.type == "human")
+        return "work" if since < STEPS_PER_TURN else END
+
+    builder.add_node("work", work)
+    builder.add_edge(START, "work")
+    builder.add_conditional_edges("work", more, ["work", END])
+    return builder.compile(checkpointer=saver)
+
+
+def seed_payloads(saver: Any) -> None:
+    graph = payload_graph(saver)
+    for n in range(PAYLOAD_THREADS):
+        config: Any = {"configurable": {"thread_id": f"coder-{n}"}}
+        for turn in range(PAYLOAD_TURNS):
+            graph.invoke(
+                {"messages": [HumanMessage(f"task {turn}")]}, {**config, "recursion_limit": 100}
+            )
+
+
+def sqlite_digest(path: Path) -> dict[str, Any]:
+    import hashlib
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return {
+            table: hashlib.sha256(
+                repr(conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3, 4").fetchall()).encode()
+            ).hexdigest()
+            for table in ("checkpoints", "writes")
+        }
+
+
+def undo_part(server: str, tag: str) -> None:
+    """Prune --compact, then undo, RUNS times each on a fresh copy of one seeded store."""
+    import shutil
+    import sqlite3
+    import tempfile
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from langgraph_checkpoint_repair.batch.pruning import undo_prune
+
+    graph = payload_graph(None)
+    shape = (
+        f"{PAYLOAD_THREADS} threads x {PAYLOAD_TURNS} turns of {STEPS_PER_TURN} steps, "
+        f"a {PAYLOAD_BYTES:,}-byte payload a turn"
+    )
+    print(f"undo against prune --compact ({shape}):")
+    with tempfile.TemporaryDirectory() as folder:
+        seeded = Path(folder) / "seed.sqlite"
+        with contextlib.closing(sqlite3.connect(seeded, check_same_thread=False)) as conn:
+            seed_payloads(SqliteSaver(conn))
+        before = sqlite_digest(seeded)
+        for run in range(RUNS):
+            path = Path(folder) / f"run{run}.sqlite"
+            shutil.copy(seeded, path)
+            with contextlib.closing(sqlite3.connect(path, check_same_thread=False)) as conn:
+                saver = SqliteSaver(conn)
+                start = time.perf_counter()
+                report = prune_threads(saver, min_idle=timedelta(0), compact=True, graph=graph)
+                pruned = time.perf_counter() - start
+                start = time.perf_counter()
+                undo_prune(saver, report.run_id)
+                undone = time.perf_counter() - start
+            same = sqlite_digest(path) == before
+            deleted = report.deleted.rows["checkpoints"]
+            print(
+                f"  SQLite run {run + 1}: prune {pruned:6.2f} s ({deleted:,} checkpoints), "
+                f"undo {undone:6.2f} s: {undone / pruned:.2f}x; every row back: {same}"
+            )
+    seeded_pg = f"bench_prune_{tag}_payload"
+    copies = [f"{seeded_pg}_{run}" for run in range(RUNS)]
+    with databases(server, [*copies, seeded_pg]):
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {seeded_pg}")
+        with PostgresSaver.from_conn_string(in_database(server, seeded_pg)) as saver:
+            saver.setup()
+            seed_payloads(saver)
+        before_pg = digest(in_database(server, seeded_pg))
+        for run, copy in enumerate(copies):
+            with psycopg.connect(server, autocommit=True) as conn:
+                conn.execute(f"CREATE DATABASE {copy} TEMPLATE {seeded_pg}")
+            prune, undo = prune_then_undo(server, copy, graph)
+            same = digest(in_database(server, copy)) == before_pg
+            print(
+                f"  PostgreSQL run {run + 1}: prune {prune.seconds:6.2f} s "
+                f"({prune.tuples:,} tuples, {prune.buffers:,} buffers), undo {undo.seconds:6.2f} s "
+                f"({undo.tuples:,} tuples, {undo.buffers:,} buffers): "
+                f"{undo.seconds / prune.seconds:.2f}x; every row back: {same}"
+            )
+
+
+def prune_then_undo(server: str, database: str, graph: Any) -> tuple[Work, Work]:
+    """A compacting prune of every thread, then its undo, each timed and measured."""
+    done: list[Any] = []
+
+    def prune(saver: PostgresSaver, ids: list[str]) -> None:
+        done.append(prune_threads(saver, min_idle=timedelta(0), compact=True, graph=graph))
+
+    def undo(saver: PostgresSaver, ids: list[str]) -> None:
+        from langgraph_checkpoint_repair.batch.pruning import undo_prune
+
+        undo_prune(saver, done[0].run_id)
+
+    return timed(server, database, prune), timed(server, database, undo)
 
 
 MEMORY_SIZES = (100_000, 300_000, 1_000_000)

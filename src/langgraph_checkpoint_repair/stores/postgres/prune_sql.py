@@ -179,12 +179,12 @@ SNAPSHOT_OF_RUN = f"""metadata -> '{DETAIL_KEY}' ->> 'kind' = '{COMPACT_KIND}'
     AND metadata -> '{DETAIL_KEY}' ->> 'run_id' = %s"""
 UNPOINT_SQL = f"""
 UPDATE checkpoints c SET parent_checkpoint_id = NULL
-WHERE c.thread_id = %s AND c.parent_checkpoint_id IN (
-    SELECT s.checkpoint_id FROM checkpoints s
-    WHERE s.thread_id = c.thread_id AND s.checkpoint_ns = c.checkpoint_ns
-    AND {SNAPSHOT_OF_RUN})"""
-"""Heads a compaction pointed at its snapshot, cleared so that their archived pointer
-is put back (`RESTORE_PARENTS_SQL`)."""
+WHERE c.thread_id = %s AND (c.checkpoint_ns, c.parent_checkpoint_id) IN (
+    SELECT s.checkpoint_ns, s.checkpoint_id FROM checkpoints s
+    WHERE s.thread_id = %s AND {SNAPSHOT_OF_RUN})"""
+"""Heads a compaction pointed at its snapshot (thread id, thread id, run id), cleared so
+that their archived pointer is put back (`RESTORE_PARENTS_SQL`). The snapshots are
+found once, not once per checkpoint of the thread (a long thread made that quadratic)."""
 DROP_SNAPSHOTS_SQL = f"""
 WITH gone AS (
     DELETE FROM checkpoints WHERE thread_id = %s AND {SNAPSHOT_OF_RUN}

@@ -61,7 +61,7 @@ def restore_steps(
         restored.add(named, int(count), 0)
     compacted = yield HAS_SNAPSHOTS_SQL, (thread_id, run_id)
     if compacted:
-        yield UNPOINT_SQL, (thread_id, run_id)
+        yield UNPOINT_SQL, (thread_id, thread_id, run_id)
     yield RESTORE_PARENTS_SQL, (run_id, thread_id, thread_id)
     if compacted:
         yield drop_snapshots(run_id, thread_id)

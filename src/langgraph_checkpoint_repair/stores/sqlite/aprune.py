@@ -99,7 +99,11 @@ class AsyncSqlitePruner:
         """SQLite has no roles: nothing to check."""
 
     async def ready_to_restore(self, needs: object) -> None:
-        """SQLite has no roles: a file this process may write holds every privilege."""
+        """SQLite has no roles; an archive an earlier release made gets its indexes."""
+        async with self.writing, self.lock:
+            for statement in ps.ARCHIVE_INDEX_DDL:
+                await self.conn.execute(statement)
+            await self.conn.commit()
 
     async def restore_thread(self, run_id: str, thread_id: str) -> Deleted:
         return await self._in_transaction(ps.restore_steps(run_id, thread_id, self.columns))

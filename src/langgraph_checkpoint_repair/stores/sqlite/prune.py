@@ -107,7 +107,11 @@ class SqlitePruner:
         """SQLite has no roles: nothing to check."""
 
     def ready_to_restore(self, needs: object) -> None:
-        """SQLite has no roles: a file this process may write holds every privilege."""
+        """SQLite has no roles; an archive an earlier release made gets its indexes."""
+        with self.writing, self.lock:
+            for statement in ps.ARCHIVE_INDEX_DDL:
+                self.conn.execute(statement)
+            self.conn.commit()
 
     def restore_thread(self, run_id: str, thread_id: str) -> Deleted:
         return self._in_transaction(ps.restore_steps(run_id, thread_id, self.columns))
