@@ -285,10 +285,9 @@ def payload_graph(saver: Any) -> Any:
     def last(state: bytes, writes: Any) -> bytes:
         return writes[-1] if writes else state
 
+    reducer: Any = _messages_delta_reducer
     fields = {
-        "messages": Annotated[
-            list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=50)
-        ],  # type: ignore[arg-type]
+        "messages": Annotated[list[AnyMessage], DeltaChannel(reducer, snapshot_frequency=50)],
         "payload": Annotated[bytes, DeltaChannel(last, snapshot_frequency=50)],
     }
     builder = StateGraph(TypedDict("Workspace", fields))  # type: ignore[operator]
@@ -336,6 +335,17 @@ def sqlite_digest(path: Path) -> dict[str, Any]:
 
 def undo_part(server: str, tag: str) -> None:
     """Prune --compact, then undo, RUNS times each on a fresh copy of one seeded store."""
+    graph = payload_graph(None)
+    shape = (
+        f"{PAYLOAD_THREADS} threads x {PAYLOAD_TURNS} turns of {STEPS_PER_TURN} steps, "
+        f"a {PAYLOAD_BYTES:,}-byte payload a turn"
+    )
+    print(f"undo against prune --compact ({shape}):")
+    sqlite_undo(graph)
+    postgres_undo(server, tag, graph)
+
+
+def sqlite_undo(graph: Any) -> None:
     import shutil
     import sqlite3
     import tempfile
@@ -344,12 +354,6 @@ def undo_part(server: str, tag: str) -> None:
 
     from langgraph_checkpoint_repair.batch.pruning import undo_prune
 
-    graph = payload_graph(None)
-    shape = (
-        f"{PAYLOAD_THREADS} threads x {PAYLOAD_TURNS} turns of {STEPS_PER_TURN} steps, "
-        f"a {PAYLOAD_BYTES:,}-byte payload a turn"
-    )
-    print(f"undo against prune --compact ({shape}):")
     with tempfile.TemporaryDirectory() as folder:
         seeded = Path(folder) / "seed.sqlite"
         with contextlib.closing(sqlite3.connect(seeded, check_same_thread=False)) as conn:
@@ -372,6 +376,9 @@ def undo_part(server: str, tag: str) -> None:
                 f"  SQLite run {run + 1}: prune {pruned:6.2f} s ({deleted:,} checkpoints), "
                 f"undo {undone:6.2f} s: {undone / pruned:.2f}x; every row back: {same}"
             )
+
+
+def postgres_undo(server: str, tag: str, graph: Any) -> None:
     seeded_pg = f"bench_prune_{tag}_payload"
     copies = [f"{seeded_pg}_{run}" for run in range(RUNS)]
     with databases(server, [*copies, seeded_pg]):
