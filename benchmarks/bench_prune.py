@@ -87,11 +87,30 @@ def databases(server: str, names: list[str]) -> Iterator[None]:
                 conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def chat(saver: PostgresSaver, delta: bool = False) -> Any:
+@dataclass(frozen=True)
+class Shape:
+    """How the template thread is written: its turns, and how long each message is."""
+
+    name: str
+    turns: int
+    words: int
+
+
+SHAPES = {
+    "copies": Shape("small copied threads", TURNS, 8),
+    "growing": Shape("growing chat threads", 3, 1000),
+}
+"""`copies`: short messages, the store the first figures were measured on. `growing`:
+real chat turns (about 2 KB a message), so each checkpoint holds a new version of a
+message list that grows; LangGraph's prune and ours then differ most."""
+
+
+def chat(saver: PostgresSaver, delta: bool = False, words: int = 8) -> Any:
     """One node over `messages`: plain (add_messages), or a delta channel as deep agents
     keep it (a snapshot every `SNAPSHOT_EVERY` updates)."""
     builder = StateGraph(delta_state() if delta else MessagesState)
-    builder.add_node("chat", lambda state: {"messages": [AIMessage("a reply of some length " * 8)]})
+    reply = "a reply of some length " * words
+    builder.add_node("chat", lambda state: {"messages": [AIMessage(reply)]})
     builder.add_edge(START, "chat")
     builder.add_edge("chat", END)
     return builder.compile(checkpointer=saver)
@@ -109,15 +128,16 @@ def delta_state() -> Any:
     return TypedDict("DeltaChat", {"messages": Annotated[list[AnyMessage], channel]})  # type: ignore[operator]
 
 
-def seed(uri: str, checkpoints: int, delta: bool = False) -> int:
+def seed(uri: str, checkpoints: int, delta: bool = False, shape: Shape = SHAPES["copies"]) -> int:
     """The store, from one template thread; the number of threads."""
     with psycopg.connect(uri, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
         saver = PostgresSaver(conn)
         saver.setup()
-        graph = chat(saver, delta)
+        graph = chat(saver, delta, shape.words)
         config: Any = {"configurable": {"thread_id": "template"}}
-        for turn in range(TURNS):
-            graph.invoke({"messages": [HumanMessage(f"question {turn} " * 20)]}, config)
+        for turn in range(shape.turns):
+            question = f"question {turn} " * (20 * shape.words // 8)
+            graph.invoke({"messages": [HumanMessage(question)]}, config)
         found = conn.execute("SELECT count(*) AS n FROM checkpoints WHERE thread_id = 'template'")
         row = found.fetchone()
         assert row is not None
@@ -178,6 +198,11 @@ def ours(saver: PostgresSaver, ids: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoints", type=int, default=200_000)
+    parser.add_argument(
+        "--shape", action="append", choices=sorted(SHAPES),
+        help="the store compared with LangGraph's keep_latest (repeatable; default: copies)",
+    )  # fmt: skip
+    parser.add_argument("--runs", type=int, default=1, help="runs of each comparison")
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument(
         "--delta", action="store_true", help="also a store of delta threads (LangGraph >= 1.2)"
@@ -197,8 +222,9 @@ def main() -> None:
     if args.prune_in:
         return prune_and_measure(args.prune_in)
     tag = uuid.uuid4().hex[:8]
-    if not args.no_keep_latest:
-        keep_latest_part(args.postgres, tag, args.checkpoints)
+    for name in [] if args.no_keep_latest else args.shape or ["copies"]:
+        for run in range(args.runs):
+            keep_latest_part(args.postgres, f"{tag}{run}", args.checkpoints, SHAPES[name])
     if args.delta:
         delta_part(args.postgres, tag, args.checkpoints)
     if args.undo:
@@ -207,14 +233,14 @@ def main() -> None:
         memory_part(args.postgres, tag)
 
 
-def keep_latest_part(server: str, tag: str, checkpoints: int) -> None:
+def keep_latest_part(server: str, tag: str, checkpoints: int, shape: Shape) -> None:
     """`prune` against LangGraph's keep_latest on two copies of one store."""
     seeded, a, b = (f"bench_prune_{tag}_{name}" for name in ("seed", "langgraph", "ours"))
     with databases(server, [a, b, seeded]):
         with psycopg.connect(server, autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {seeded}")
         start = time.perf_counter()
-        threads = seed(in_database(server, seeded), checkpoints)
+        threads = seed(in_database(server, seeded), checkpoints, shape=shape)
         print(f"seeded {threads:,} threads in {time.perf_counter() - start:.1f} s")
         with psycopg.connect(server, autocommit=True) as conn:
             for name in (a, b):
@@ -223,7 +249,7 @@ def keep_latest_part(server: str, tag: str, checkpoints: int) -> None:
         mine = timed(server, b, ours)
         langgraph = timed(server, a, theirs)
         same = digest(in_database(server, a)) == digest(in_database(server, b))
-    print(f"store: {checkpoints:,} checkpoints, {threads:,} threads")
+    print(f"store of {shape.name}: {checkpoints:,} checkpoints, {threads:,} threads")
     for name, work in (("LangGraph keep_latest", langgraph), ("prune (archive on)", mine)):
         figures = f"{work.seconds:8.2f} s  {work.tuples:12,} tuples  {work.buffers:12,} buffers"
         print(f"{name:24} {figures}")

@@ -57,7 +57,7 @@ markdown = pytest.importorskip("sybil.parsers.markdown")
 
 ROOT = Path(__file__).parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-NEEDS = {"how-to/deep-agents.md": "deepagents"}
+NEEDS = {"how-to/deep-agents.md": "deepagents", "how-to/keep-a-store-small.md": "deepagents"}
 OWN_PROCESS = {"how-to/opentelemetry.md"}
 """Pages whose Python blocks each run in a process of their own: they set process-wide
 state (OpenTelemetry's global meter provider can be set once)."""
