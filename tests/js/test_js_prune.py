@@ -61,3 +61,19 @@ def test_undo_puts_a_js_stores_rows_back_and_the_application_goes_on(js_app: JsA
     assert stored_rows(js_app.target) == before
     assert {thread: js_app.state(thread) for thread in seen} == seen
     assert js_app.resume("asking")["messages"][-2]["content"] == "sunny in Paris"
+
+
+def test_a_compacting_prune_with_a_graph_prunes_a_js_store_as_a_plain_one(js_app: JsApp) -> None:
+    """LangGraph.js keeps no delta channels: `--compact --graph` writes no snapshot (one
+    would be in Python's format) and leaves what a plain prune leaves."""
+    seen = talked(js_app)
+    before = stored_rows(js_app.target)
+    graph = ("--graph", "tests.support.release_graphs:release_2_asking")
+
+    report = prune(js_app.target, "--compact", *graph)
+
+    after = stored_rows(js_app.target)
+    assert report["skipped"] == {} and report["threads_compacted"] == 0
+    assert checkpoints_of(after, "chat") == [before.head("chat")[0]]
+    assert_js_format_only(after)
+    assert {thread: js_app.state(thread) for thread in seen} == seen
