@@ -72,8 +72,13 @@ async def test_the_wrapper_checks_its_arguments_as_langgraph_does(
             wrapper.prune(["t"], strategy="keep_some")
 
 
-def test_a_saver_without_prune_gets_none_from_the_wrapper(tmp_path: Path) -> None:
+def test_a_saver_without_prune_gets_the_twin_it_talks_in_where_a_pruner_deletes_its_rows(
+    tmp_path: Path,
+) -> None:
+    """SQLite's savers have no prune of their own: the sync one gets `prune`, the async
+    one `aprune`. A saver reached only through its API gets none."""
     with SqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as sqlite:
-        for inner in (sqlite, InMemorySaver()):
-            wrapped = type(PatchingCheckpointer(inner))
-            assert "prune" not in vars(wrapped) and "aprune" not in vars(wrapped)
+        wrapped = vars(type(PatchingCheckpointer(sqlite)))
+        assert "prune" in wrapped and "aprune" not in wrapped
+    wrapped = vars(type(PatchingCheckpointer(InMemorySaver())))
+    assert "prune" not in wrapped and "aprune" not in wrapped

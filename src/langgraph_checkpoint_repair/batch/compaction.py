@@ -130,16 +130,19 @@ def proven(before: Mapping[str, Any], after: tuple[Any, Mapping[str, Any]] | str
 
 
 def compact_thread(
-    saver: BaseCheckpointSaver[Any], pruner: Any, run_id: str, thread_id: str, rules: PruneRules
+    saver: BaseCheckpointSaver[Any],
+    pruner: Any,
+    run_id: str,
+    thread_id: str,
+    rules: PruneRules,
+    graph: GraphShape | None = None,
 ) -> Compacted | ThreadPruned:
     """Compact the thread's delta namespaces (in a dry run, make every check a real run
     makes before writing); the thread's outcome when a snapshot did not prove (it is
     then left as it was)."""
     compacted = Compacted()
     for found in to_compact(pruner.thread_rows(thread_id), rules):
-        read = compacted.to_write(
-            found, head_values(saver, thread_id, found, rules.graph), rules.dry_run
-        )
+        read = compacted.to_write(found, head_values(saver, thread_id, found, graph), rules.dry_run)
         if read is None:
             continue
         head, values = read
@@ -148,7 +151,7 @@ def compact_thread(
         if not pruner.repoint(run_id, thread_id, found, rules.archive):
             pruner.revert(run_id, thread_id, found)  # another run moved the head's parent
             continue
-        if not proven(values, head_values(saver, thread_id, found, rules.graph)):
+        if not proven(values, head_values(saver, thread_id, found, graph)):
             pruner.revert(run_id, thread_id, found)
             return ThreadPruned(thread_id, skipped="compact_unproven")
         compacted.namespaces.add(found.checkpoint_ns)
@@ -178,13 +181,18 @@ def _with_values(
 
 
 async def acompact_thread(
-    saver: BaseCheckpointSaver[Any], pruner: Any, run_id: str, thread_id: str, rules: PruneRules
+    saver: BaseCheckpointSaver[Any],
+    pruner: Any,
+    run_id: str,
+    thread_id: str,
+    rules: PruneRules,
+    graph: GraphShape | None = None,
 ) -> Compacted | ThreadPruned:
     """The async twin of `compact_thread`."""
     compacted = Compacted()
     for found in to_compact(await pruner.thread_rows(thread_id), rules):
         read = compacted.to_write(
-            found, await ahead_values(saver, thread_id, found, rules.graph), rules.dry_run
+            found, await ahead_values(saver, thread_id, found, graph), rules.dry_run
         )
         if read is None:
             continue
@@ -194,7 +202,7 @@ async def acompact_thread(
         if not await pruner.repoint(run_id, thread_id, found, rules.archive):
             await pruner.revert(run_id, thread_id, found)
             continue
-        if not proven(values, await ahead_values(saver, thread_id, found, rules.graph)):
+        if not proven(values, await ahead_values(saver, thread_id, found, graph)):
             await pruner.revert(run_id, thread_id, found)
             return ThreadPruned(thread_id, skipped="compact_unproven")
         compacted.namespaces.add(found.checkpoint_ns)

@@ -20,7 +20,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from .. import metrics
 from ..decisions.plan import new_run_id, shard_of
-from ..drift.shape import as_shape
+from ..drift.shape import GraphShape, as_shape
 from ..retention.outcome import Deleted, ThreadPruned
 from ..retention.rules import PruneRules
 from ..stores.pruners import pruner_for
@@ -118,6 +118,9 @@ class PruneRun:
     arguments: dict[str, Any]
     vacuum: bool
     """Give the freed pages back to the file system afterwards (SQLite's VACUUM)."""
+    graph: GraphShape | None = None
+    """The application's graph: its reducers rebuild, for a compaction's snapshot, the
+    delta channels that do not hold messages (a deep agent's `files`)."""
 
     def stopping(self, report: PruneReport) -> bool:
         """Whether the run ends before its next thread (stopped, or its limit reached)."""
@@ -161,7 +164,7 @@ def _run(
     idle_before = None if delete_idle is None else now - checks.idle_time(delete_idle, now)
     shape = None if graph is None else as_shape(graph)
     rules = PruneRules(
-        keep_last, recent_after, dry_run, archive, idle_before, include_waiting, compact, shape
+        keep_last, recent_after, dry_run, archive, idle_before, include_waiting, compact
     )
     settings = {
         **(arguments or {}),
@@ -173,7 +176,7 @@ def _run(
         "graph": graph is not None,
         "shard": None if shard is None else f"{shard[0]}/{shard[1]}",
     }
-    run = PruneRun(rules, threads, shard, limit, stop, on_thread, settings, vacuum)
+    run = PruneRun(rules, threads, shard, limit, stop, on_thread, settings, vacuum, shape)
     return run, PruneReport(new_run_id(), dry_run, archive and not dry_run)
 
 
@@ -198,7 +201,7 @@ def prune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> PruneRepo
     for thread_id in filter(run.takes, threads):
         if run.stopping(report):
             break
-        run.add(report, prune_one(saver, pruner, report, thread_id, run.rules))
+        run.add(report, prune_one(saver, pruner, report, thread_id, run.rules, run.graph))
     if not report.dry_run:
         pruner.finish_run(report.run_id, report.to_json())
         if run.vacuum:
@@ -222,7 +225,7 @@ async def aprune_threads(saver: BaseCheckpointSaver[Any], **settings: Any) -> Pr
             continue
         if run.stopping(report):
             break
-        run.add(report, await aprune_one(saver, pruner, report, thread_id, run.rules))
+        run.add(report, await aprune_one(saver, pruner, report, thread_id, run.rules, run.graph))
     if not report.dry_run:
         await pruner.finish_run(report.run_id, report.to_json())
         if run.vacuum:
@@ -237,12 +240,13 @@ def prune_one(
     report: PruneReport,
     thread_id: str,
     rules: PruneRules,
+    graph: GraphShape | None = None,
 ) -> ThreadPruned:
-    """One thread: compacted first (`compact`), then pruned."""
+    """One thread: compacted first (`compact`, with `graph`'s reducers), then pruned."""
     if not rules.compact:
         plain: ThreadPruned = pruner.prune_thread(report.run_id, thread_id, rules)
         return plain
-    compacted = compact_thread(saver, pruner, report.run_id, thread_id, rules)
+    compacted = compact_thread(saver, pruner, report.run_id, thread_id, rules, graph)
     if isinstance(compacted, ThreadPruned):
         return compacted
     report.threads_compacted += bool(compacted.namespaces)
@@ -257,12 +261,13 @@ async def aprune_one(
     report: PruneReport,
     thread_id: str,
     rules: PruneRules,
+    graph: GraphShape | None = None,
 ) -> ThreadPruned:
     """The async twin of `prune_one`."""
     if not rules.compact:
         plain: ThreadPruned = await pruner.prune_thread(report.run_id, thread_id, rules)
         return plain
-    compacted = await acompact_thread(saver, pruner, report.run_id, thread_id, rules)
+    compacted = await acompact_thread(saver, pruner, report.run_id, thread_id, rules, graph)
     if isinstance(compacted, ThreadPruned):
         return compacted
     report.threads_compacted += bool(compacted.namespaces)

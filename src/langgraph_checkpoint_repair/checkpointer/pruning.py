@@ -1,12 +1,15 @@
-"""The wrapper's `prune` and `aprune`, where the inner saver class has them: LangGraph's
-signature, and over PostgreSQL a prune that keeps what each thread needs (delta threads
-included, which LangGraph's own `keep_latest` refuses), as `langgraph-repair prune`
-does, with no archive (LangGraph's keeps none). The Agent Server's TTL sweep
-(`checkpointer.ttl`, `strategy: keep_latest`) calls `aprune`.
+"""The wrapper's `prune` and `aprune`: LangGraph's signature, and over PostgreSQL and
+SQLite a prune that keeps what each thread needs (delta threads included, which
+LangGraph's own `keep_latest` refuses), as `langgraph-repair prune` does, with no
+archive (LangGraph's keeps none). The Agent Server's TTL sweep (`checkpointer.ttl`)
+calls `aprune` with `keep_latest`, or with `delete_all` for its DELETE strategy.
 
-`strategy="delete"`, and a saver whose rows no pruner deletes, go to the inner
-saver's own method. The pruners load at the first call: a wrapper that never prunes
-loads none of them."""
+The wrapper offers them where the inner saver class has them, and where a pruner
+deletes its store's rows (an `AsyncSqliteSaver` has no `aprune` of its own): `aprune`
+on a saver that talks to its database asynchronously, `prune` on one that does not.
+`delete` and `delete_all` delete the threads whole, by the inner saver's own delete;
+a saver whose rows no pruner deletes prunes by its own method. The pruners load at
+the first call: a wrapper that never prunes loads none of them."""
 
 from __future__ import annotations
 
@@ -21,7 +24,9 @@ from ..retention.rules import PruneRules
 
 logger = logging.getLogger("langgraph_checkpoint_repair")
 
-STRATEGIES = ("keep_latest", "delete")
+STRATEGIES = ("keep_latest", "delete", "delete_all")
+"""`delete_all` is what the Agent Server's TTL sweep sends for its DELETE strategy."""
+DELETES = ("delete", "delete_all")
 NO_RECORD = ""
 """The run id of a wrapper's prune, which records no run and keeps no archive."""
 
@@ -35,16 +40,18 @@ def checked(thread_ids: Sequence[str], strategy: str) -> list[str]:
     return [str(thread_id) for thread_id in thread_ids]
 
 
-def safe_prune(inner: Callable[..., Any]) -> Callable[..., Any]:
-    """The wrapper's `prune`, over the inner class's `inner` (kept for `delete`)."""
+def safe_prune(inner: Callable[..., Any] | None) -> Callable[..., Any]:
+    """The wrapper's `prune`, over the inner class's own `inner` (None: it has none)."""
 
     def prune(self: Any, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         from ..stores.pruners import can_prune, is_async, pruner_for
 
         ids = checked(thread_ids, strategy)
         saver = self.saver
-        if strategy == "delete" or not can_prune(saver):
-            return inner(saver, ids, strategy=strategy)  # type: ignore[no-any-return]
+        if strategy in DELETES:
+            return _deleted(saver, inner, ids)
+        if not can_prune(saver):
+            return inner(saver, ids, strategy=strategy)  # type: ignore[misc,no-any-return]
         if is_async(saver):  # as LangGraph's async savers do: on the saver's own loop
             future = asyncio.run_coroutine_threadsafe(self.aprune(ids), saver.loop)
             return future.result()  # type: ignore[no-any-return]
@@ -54,11 +61,11 @@ def safe_prune(inner: Callable[..., Any]) -> Callable[..., Any]:
             _logged(pruner.prune_thread(NO_RECORD, thread_id, PruneRules(archive=False)))
         return None
 
-    prune.__doc__ = inner.__doc__
+    prune.__doc__ = PRUNE_DOC if inner is None else inner.__doc__
     return prune
 
 
-def safe_aprune(inner: Callable[..., Any]) -> Callable[..., Any]:
+def safe_aprune(inner: Callable[..., Any] | None) -> Callable[..., Any]:
     """The wrapper's `aprune`, the twin of `safe_prune`."""
 
     async def aprune(
@@ -68,8 +75,11 @@ def safe_aprune(inner: Callable[..., Any]) -> Callable[..., Any]:
 
         ids = checked(thread_ids, strategy)
         saver = self.saver
-        if strategy == "delete" or not can_prune(saver):
-            await inner(saver, ids, strategy=strategy)
+        if strategy in DELETES:
+            await _adeleted(saver, inner, ids)
+            return
+        if not can_prune(saver):
+            await inner(saver, ids, strategy=strategy)  # type: ignore[misc]
             return
         if not is_async(saver):
             await asyncio.to_thread(self.prune, ids)
@@ -79,8 +89,31 @@ def safe_aprune(inner: Callable[..., Any]) -> Callable[..., Any]:
         for thread_id in ids:
             _logged(await pruner.prune_thread(NO_RECORD, thread_id, PruneRules(archive=False)))
 
-    aprune.__doc__ = inner.__doc__
+    aprune.__doc__ = PRUNE_DOC if inner is None else inner.__doc__
     return aprune
+
+
+PRUNE_DOC = """Prune the threads' checkpoints: `keep_latest` keeps each namespace's head with
+what it needs (a delta chain, a question waiting on a human, pending sends); `delete`
+and `delete_all` delete the threads whole."""
+
+
+def _deleted(saver: Any, inner: Callable[..., Any] | None, ids: list[str]) -> None:
+    """The threads deleted whole: by the inner class's own prune (one transaction on
+    LangGraph's savers), else thread by thread."""
+    if inner is not None:
+        inner(saver, ids, strategy="delete")
+        return
+    for thread_id in ids:
+        saver.delete_thread(thread_id)
+
+
+async def _adeleted(saver: Any, inner: Callable[..., Any] | None, ids: list[str]) -> None:
+    if inner is not None:
+        await inner(saver, ids, strategy="delete")
+        return
+    for thread_id in ids:
+        await saver.adelete_thread(thread_id)
 
 
 def _logged(outcome: ThreadPruned) -> None:

@@ -53,8 +53,8 @@ PASSTHROUGH_METHODS = (
     "acopy_thread",
 )
 SAFE_PRUNES = {"prune": safe_prune, "aprune": safe_aprune}
-"""Where the inner class has them, the wrapper's own: they keep what each thread needs
-(`checkpointer.pruning`)."""
+"""The wrapper's own, where the inner class has them or a pruner deletes its store's
+rows: they keep what each thread needs (`checkpointer.pruning`)."""
 
 
 class PatchingCheckpointer(BaseCheckpointSaver[Any]):
@@ -411,6 +411,16 @@ def overrides(inner: type, name: str) -> bool:
     return impl is not None and impl is not getattr(BaseCheckpointSaver, name, None)
 
 
+def _prunes_as(inner: type, name: str) -> bool:
+    """Whether the wrapper offers `name` (`prune` or `aprune`) of its own over a class
+    that has none: a pruner deletes its store's rows, and the method is the twin the
+    saver talks in (`aprune` for an async saver, `prune` for a sync one)."""
+    from ..stores.drivers import talks_async
+    from ..stores.pruners import prunes_class
+
+    return prunes_class(inner) and (name == "aprune") == talks_async(inner)
+
+
 _CLASSES: dict[tuple[type, type], type[PatchingCheckpointer]] = {}
 
 
@@ -434,6 +444,7 @@ def _build_class(base: type[PatchingCheckpointer], inner: type) -> type[Patching
         if overrides(inner, name):
             namespace[name] = _passthrough(name, getattr(inner, name))
     for name, safe in SAFE_PRUNES.items():
-        if overrides(inner, name):  # present where the inner class has it, and safe there
-            namespace[name] = safe(getattr(inner, name))
+        own = getattr(inner, name) if overrides(inner, name) else None
+        if own is not None or _prunes_as(inner, name):
+            namespace[name] = safe(own)
     return type(f"{base.__name__}[{inner.__name__}]", (base,), namespace)

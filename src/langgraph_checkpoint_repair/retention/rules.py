@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from ..drift.shape import GraphShape
-
 NEVER = datetime.max.replace(tzinfo=timezone.utc)
 COMPACT_KEEPS_ONE = (
     "--compact keeps each namespace's head and one snapshot under it: it takes no --keep-last"
@@ -29,9 +27,6 @@ class PruneRules:
     compact: bool = False
     """Write each delta channel's snapshot under the head first (`compact`); a dry run
     plans as if it were written."""
-    graph: GraphShape | None = None
-    """The application's graph: its delta channels' reducers rebuild, for a snapshot,
-    the delta channels that do not hold messages (a deep agent's `files`)."""
     compacted: frozenset[str] | None = None
     """In a dry run, the namespaces the compaction's checks let through (None: all): the
     plan counts those as compacted, as the real run would compact them."""

@@ -67,6 +67,21 @@ SAVERS = {
 }
 """The module of each saver class a driver reads the tables of, by its driver's name."""
 
+ASYNC_SAVERS = frozenset(
+    {
+        ("langgraph.checkpoint.postgres.aio", "AsyncPostgresSaver"),
+        ("langgraph.checkpoint.sqlite.aio", "AsyncSqliteSaver"),
+    }
+)
+"""LangGraph's async saver classes: a saver built on one talks to its database
+asynchronously, whatever module its own class lives in."""
+
+
+def talks_async(cls: type) -> bool:
+    """Whether savers of `cls` are built on one of LangGraph's async saver classes."""
+    return any((base.__module__, base.__qualname__) in ASYNC_SAVERS for base in cls.__mro__)
+
+
 STORAGE_METHODS = ("get_tuple", "aget_tuple", "list", "alist", "put", "aput")
 
 
@@ -83,7 +98,12 @@ def family_of(saver: BaseCheckpointSaver[Any]) -> Driver | None:
 def driver_for(saver: BaseCheckpointSaver[Any]) -> Driver:
     """The driver that reads `saver`'s tables: its family's, where it stores and loads as
     its family's saver class does; the generic driver otherwise."""
-    cls = type(saver)
+    return driver_of_class(type(saver))
+
+
+def driver_of_class(cls: type) -> Driver:
+    """`driver_for`, told from the saver's class alone (what a wrapper class offers is
+    decided before any saver of it exists)."""
     for base in cls.__mro__:
         name = SAVERS.get(base.__module__)
         if name is not None:

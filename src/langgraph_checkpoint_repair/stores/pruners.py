@@ -9,7 +9,7 @@ from typing import Any, Literal, overload
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from .drivers import SAVERS, driver_for, stored_saver
+from .drivers import driver_for, driver_of_class, stored_saver, talks_async
 
 PRUNERS = {
     "postgres": (".postgres.prune:PostgresPruner", ".postgres.aprune:AsyncPostgresPruner"),
@@ -29,16 +29,19 @@ class CannotPrune(ValueError):
 
 def can_prune(saver: BaseCheckpointSaver[Any]) -> bool:
     """Whether a pruner deletes the rows of the store holding `saver`'s data."""
-    return driver_for(stored_saver(saver)).name in PRUNERS
+    return prunes_class(type(stored_saver(saver)))
+
+
+def prunes_class(cls: type) -> bool:
+    """`can_prune`, told from the saver's class alone."""
+    return driver_of_class(cls).name in PRUNERS
 
 
 def is_async(saver: BaseCheckpointSaver[Any]) -> bool:
-    """Whether the saver holding `saver`'s data talks to its database asynchronously (an
-    async saver class of LangGraph's, or one built on it)."""
-    for base in type(stored_saver(saver)).__mro__:
-        if base.__module__ in SAVERS:
-            return base.__module__.endswith(".aio")
-    return False
+    """Whether the saver holding `saver`'s data talks to its database asynchronously:
+    it is built on one of LangGraph's async saver classes (an application's or this
+    package's own subclass included, wherever its module is)."""
+    return talks_async(type(stored_saver(saver)))
 
 
 @overload

@@ -1,0 +1,58 @@
+"""The Agent Server's TTL sweep through the one line, as the server calls it: the saver
+`langgraph_checkpoint_repair.server.checkpointer` yields, wrapped in langgraph-api's own
+adapter (`tests/support/one_line_sweep.py`, in a process of its own), on SQLite and on
+PostgreSQL. The adapter finds `aprune`; `keep_latest` keeps each thread's head, a
+waiting thread keeps its question and takes its answer, a delta thread keeps its chain;
+`delete` and `delete_all` remove the threads; an unknown strategy is LangGraph's error."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("langgraph_api", reason="the Agent Server needs the dev extra")
+pytest.importorskip("langgraph.channels.delta", reason="delta channels need langgraph 1.2")
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).parents[2]
+
+
+def swept(target: str) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LANGGRAPH_REPAIR_")}
+    env.pop("DATABASE_URI", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.one_line_sweep", target],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    found: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return found
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_the_sweep_prunes_through_the_one_line_with_every_strategy(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    target = (
+        f"sqlite:///{tmp_path / 'threads.sqlite'}"
+        if kind == "sqlite"
+        else request.getfixturevalue("pg_uri")
+    )
+
+    seen = swept(target)
+
+    assert seen["capabilities"] == {"aprune": True, "adelete_thread": True}, seen["inner"]
+    before, after = seen["before"], seen["after"]
+    for thread_id in ("plain", "asking", "delta"):
+        assert after[thread_id][1] == before[thread_id][1], thread_id  # reads the same
+    assert after["plain"][0] == after["asking"][0] == 1 < before["plain"][0]
+    assert after["delta"][0] == before["delta"][0]  # its chain back to the seed stays
+    assert after["asking"][1][2][0][1] == "approve?"
+    assert seen["answered"][0][-1] == ["ai", "approved: yes at last"]
+    assert after["deleted"] == after["deleted-all"] == [0, [[], [], []]]
+    assert seen["unknown"] == "ValueError: Unknown prune strategy: 'keep_some'"
