@@ -115,3 +115,23 @@ async def test_a_left_out_answer_is_logged_with_its_thread(
     assert not any(is_null_answer(write) for write in loaded.pending_writes or ())
     lines = [r.getMessage() for r in caplog.records if "stale answer" in r.getMessage()]
     assert len(lines) == 1 and "thread='waiting-7'" in lines[0]
+
+
+async def test_a_head_read_again_and_again_is_logged_once(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server reads a head several times a request: one line says it, per head."""
+    for name in ("waiting-8", "waiting-9"):
+        await answer_first(store, build("subgraph", store.saver), "subgraph", thread(name))
+    wrapped = PatchingCheckpointer(store.saver)
+
+    with caplog.at_level(logging.INFO, logger="langgraph_checkpoint_repair"):
+        for _ in range(6):
+            for name in ("waiting-8", "waiting-9"):
+                loaded = await store.get_tuple(wrapped, thread(name))
+                assert loaded is not None
+                assert not any(is_null_answer(write) for write in loaded.pending_writes or ())
+
+    lines = [r.getMessage() for r in caplog.records if "stale answer" in r.getMessage()]
+    assert len(lines) == 2
+    assert "thread='waiting-8'" in lines[0] and "thread='waiting-9'" in lines[1]

@@ -10,6 +10,7 @@ the stored row stays until the batch job deletes it (or a new answer replaces it
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +32,9 @@ logger = logging.getLogger("langgraph_checkpoint_repair")
 
 DROPPED = {RESUME_CHANNEL: (RepairAction("resume_dropped", None, None, -1),)}
 """What a dropped answer counts as in the metrics: one action on channel `__resume__`."""
+REMEMBERED = 10_000
+"""Heads whose stale answer this process has logged, at most (the oldest go first)."""
+_logged: OrderedDict[tuple[Any, ...], None] = OrderedDict()
 
 
 def without_stale_answer(saver: BaseCheckpointSaver[Any], tup: CheckpointTuple) -> CheckpointTuple:
@@ -59,6 +63,21 @@ def _judged(tup: CheckpointTuple, below: Sequence[Write]) -> CheckpointTuple:
     writes = list(tup.pending_writes or ())
     if stale_answer(writes, below) is None:
         return tup
-    logger.info("left out a stale answer of %s on load: LangGraph asks again", where(tup))
+    if _first_time(tup):
+        logger.info("left out a stale answer of %s on load: LangGraph asks again", where(tup))
     record_repairs("load", DROPPED)
     return tup._replace(pending_writes=without_null_answers(writes))
+
+
+def _first_time(tup: CheckpointTuple) -> bool:
+    """Whether this head's stale answer is news to this process: a server reads a head
+    many times per request (state, history, the run), and one line says it."""
+    configurable = tup.config.get("configurable") or {}
+    key = tuple(configurable.get(k) for k in ("thread_id", "checkpoint_ns", "checkpoint_id"))
+    if key in _logged:
+        _logged.move_to_end(key)
+        return False
+    _logged[key] = None
+    if len(_logged) > REMEMBERED:
+        _logged.popitem(last=False)
+    return True
