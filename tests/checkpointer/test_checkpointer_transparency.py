@@ -54,19 +54,25 @@ def public_methods() -> list[str]:
     return [n for n in names if not n.startswith("_")] + extra
 
 
-OWN_PRUNES = {SqliteSaver: "prune", AsyncSqliteSaver: "aprune"}
-"""What the wrapper adds over a saver class without it: a prune that keeps what each
-thread needs, in the twin the saver talks in."""
+OWN_METHODS = {
+    SqliteSaver: {"prune", "copy_thread"},
+    AsyncSqliteSaver: {"aprune", "acopy_thread"},
+    PostgresSaver: {"copy_thread"},
+    AsyncPostgresSaver: {"acopy_thread"},
+}
+"""What the wrapper adds over a saver class without it, in the twin the saver talks in:
+a prune that keeps what each thread needs, a copy inside the store."""
 
 
 @pytest.mark.parametrize("inner", [*SAVER_CLASSES, CopyingSaver], ids=lambda c: c.__name__)
 def test_wrapper_class_shows_exactly_the_inner_class_capabilities(inner: type) -> None:
-    """Exactly the inner class's, and a prune where the store has a pruner."""
+    """Exactly the inner class's, and a prune and a copy where the package writes the
+    store's rows."""
     wrapper_class = type(PatchingCheckpointer.__new__(PatchingCheckpointer, object.__new__(inner)))
     for name in public_methods():
         if name in ALWAYS_DELEGATED:
             continue
-        added = OWN_PRUNES.get(inner) == name
+        added = name in OWN_METHODS.get(inner, set())
         assert overrides(wrapper_class, name) == (overrides(inner, name) or added), name
 
 

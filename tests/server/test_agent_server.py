@@ -180,14 +180,20 @@ def capability_lines(log: str) -> list[str]:
     )
 
 
-APRUNE_MISSING = "Custom checkpointer missing aprune:"
+BROUGHT = {
+    "memory": (),
+    "sqlite": ("Custom checkpointer missing aprune:", "Custom checkpointer missing acopy_thread:"),
+    "postgres": ("Custom checkpointer missing acopy_thread:",),
+}
+"""What the wrapper brings over each store's saver, whose missing line goes."""
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
-def test_server_sees_the_same_capabilities_with_and_without_the_wrapper_and_a_prune(
+def test_server_sees_the_same_capabilities_with_and_without_the_wrapper_but_what_it_brings(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """The same, but that the wrapper prunes SQLite, whose saver has no `aprune`."""
+    """The same, but for what the wrapper brings where the package writes the store's
+    rows: a prune (SQLite's saver has none) and a copy inside the store."""
     prepare_app(tmp_path)
     targets = {
         "memory": ":memory:",
@@ -201,10 +207,10 @@ def test_server_sees_the_same_capabilities_with_and_without_the_wrapper_and_a_pr
             logs[line] = server.log
     assert "Using custom checkpointer: PatchingCheckpointer[" in logs[OUR_LINE]
     raw, ours = capability_lines(logs[RAW_LINE]), capability_lines(logs[OUR_LINE])
-    pruned = kind == "sqlite"
-    if pruned:
-        assert any(line.startswith(APRUNE_MISSING) for line in raw)
-    assert [line for line in raw if not (pruned and line.startswith(APRUNE_MISSING))] == ours
+    brought = BROUGHT[kind]
+    for missing in brought:
+        assert any(line.startswith(missing) for line in raw), missing
+    assert [line for line in raw if not line.startswith(brought)] == ours
     assert raw, "the server reported nothing to compare"
 
 

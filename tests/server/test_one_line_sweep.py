@@ -3,7 +3,9 @@
 adapter (`tests/support/one_line_sweep.py`, in a process of its own), on SQLite and on
 PostgreSQL. The adapter finds `aprune`; `keep_latest` keeps each thread's head, a
 waiting thread keeps its question and takes its answer, a delta thread keeps its chain;
-`delete` and `delete_all` remove the threads; an unknown strategy is LangGraph's error."""
+`delete` and `delete_all` remove the threads; an unknown strategy is LangGraph's error.
+The adapter finds `acopy_thread` too: a copied delta thread, and a copied waiting one,
+read the same and go their own way, the source unchanged."""
 
 from __future__ import annotations
 
@@ -46,7 +48,9 @@ def test_the_sweep_prunes_through_the_one_line_with_every_strategy(
 
     seen = swept(target)
 
-    assert seen["capabilities"] == {"aprune": True, "adelete_thread": True}, seen["inner"]
+    assert seen["capabilities"] == dict.fromkeys(
+        ("aprune", "adelete_thread", "acopy_thread"), True
+    ), seen["inner"]
     before, after = seen["before"], seen["after"]
     for thread_id in ("plain", "asking", "delta"):
         assert after[thread_id][1] == before[thread_id][1], thread_id  # reads the same
@@ -56,3 +60,10 @@ def test_the_sweep_prunes_through_the_one_line_with_every_strategy(
     assert seen["answered"][0][-1] == ["ai", "approved: yes at last"]
     assert after["deleted"] == after["deleted-all"] == [0, [[], [], []]]
     assert seen["unknown"] == "ValueError: Unknown prune strategy: 'keep_some'"
+    copies = seen["copies"]
+    for source in ("delta", "asking"):
+        assert copies[source]["same"] and copies[source]["source_unchanged"], source
+    assert copies["delta"]["counts"] == [after["delta"][0], after["delta"][0] + 3]
+    assert copies["delta"]["copy_went_on"] == ["ai", "reply 7"]
+    assert copies["asking"]["copy_went_on"] == ["ai", "approved: copy's answer"]
+    assert copies["onto_a_thread"].startswith("thread 'delta-copy' already has checkpoints")

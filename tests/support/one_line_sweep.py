@@ -114,16 +114,51 @@ async def sweep(target: str) -> dict[str, Any]:
             unknown = "accepted"
         except ValueError as error:
             unknown = f"ValueError: {error}"
+        copies = await copied(adapter, graphs)
         await graphs["asking"].ainvoke(Command(resume="yes at last"), run_config("asking"))
         answered = await shown(graphs["asking"], "asking")
     return {
         "inner": type(inner).__name__,
-        "capabilities": {"aprune": caps.has_aprune, "adelete_thread": caps.has_adelete_thread},
+        "capabilities": {
+            "aprune": caps.has_aprune,
+            "adelete_thread": caps.has_adelete_thread,
+            "acopy_thread": caps.has_acopy_thread,
+        },
         "before": before,
         "after": after,
         "unknown": unknown,
         "answered": answered,
+        "copies": copies,
     }
+
+
+async def copied(adapter: Any, graphs: dict[str, Any]) -> dict[str, Any]:
+    """The delta thread and the waiting one copied (the server's POST /threads/ID/copy),
+    then each copy sent on alone: the delta copy a new turn, the waiting copy its answer."""
+    found: dict[str, Any] = {}
+    for source in ("delta", "asking"):
+        target = f"{source}-copy"
+        before = await shown(graphs[source], source)
+        await adapter.acopy_thread(source, target)
+        same = await shown(graphs[source], target) == before
+        if source == "delta":
+            await graphs[source].ainvoke(
+                {"messages": [HumanMessage("only here")]}, run_config(target)
+            )
+        else:
+            await graphs[source].ainvoke(Command(resume="copy's answer"), run_config(target))
+        found[source] = {
+            "same": same,
+            "counts": [await checkpoints(adapter, source), await checkpoints(adapter, target)],
+            "source_unchanged": await shown(graphs[source], source) == before,
+            "copy_went_on": (await shown(graphs[source], target))[0][-1],
+        }
+    try:
+        await adapter.acopy_thread("plain", "delta-copy")
+        found["onto_a_thread"] = "copied"
+    except ValueError as error:
+        found["onto_a_thread"] = str(error)
+    return found
 
 
 if __name__ == "__main__":

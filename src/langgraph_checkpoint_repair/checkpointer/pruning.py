@@ -122,3 +122,14 @@ def _logged(outcome: ThreadPruned) -> None:
         metrics.record_pruned("wrapper", outcome.deleted.rows)
     if outcome.skipped is not None:
         logger.info("prune left thread %r as it was: %s", outcome.thread_id, outcome.skipped)
+
+
+def offered_over(inner: type, name: str) -> bool:
+    """Whether the wrapper offers `name` (a prune or a copy) of its own over a class that
+    has none: the package writes its store's rows, and the method is the twin the saver
+    talks in (`aprune`, `acopy_thread` for an async saver; `prune`, `copy_thread` for a
+    sync one)."""
+    from ..stores.drivers import talks_async
+    from ..stores.pruners import prunes_class
+
+    return prunes_class(inner) and name.startswith("a") == talks_async(inner)

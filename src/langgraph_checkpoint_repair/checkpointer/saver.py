@@ -33,8 +33,9 @@ from ..engine.policy import DEFAULT_POLICY
 from ..interrupt_ids import checked_scheme
 from ..stores.history import adelta_history, aread_rebuilt, delta_history, read_rebuilt
 from .answers import awithout_stale_answer, without_stale_answer
+from .copying import OWN_COPIES
 from .guard import LoadGuard, scrubs_nul
-from .pruning import safe_aprune, safe_prune
+from .pruning import offered_over, safe_aprune, safe_prune
 from .released import as_released
 from .view import LoadRepairer, OnRepair
 
@@ -411,16 +412,6 @@ def overrides(inner: type, name: str) -> bool:
     return impl is not None and impl is not getattr(BaseCheckpointSaver, name, None)
 
 
-def _prunes_as(inner: type, name: str) -> bool:
-    """Whether the wrapper offers `name` (`prune` or `aprune`) of its own over a class
-    that has none: a pruner deletes its store's rows, and the method is the twin the
-    saver talks in (`aprune` for an async saver, `prune` for a sync one)."""
-    from ..stores.drivers import talks_async
-    from ..stores.pruners import prunes_class
-
-    return prunes_class(inner) and (name == "aprune") == talks_async(inner)
-
-
 _CLASSES: dict[tuple[type, type], type[PatchingCheckpointer]] = {}
 
 
@@ -443,8 +434,10 @@ def _build_class(base: type[PatchingCheckpointer], inner: type) -> type[Patching
     for name in PASSTHROUGH_METHODS:
         if overrides(inner, name):
             namespace[name] = _passthrough(name, getattr(inner, name))
+        elif name in OWN_COPIES and offered_over(inner, name):
+            namespace[name] = OWN_COPIES[name]
     for name, safe in SAFE_PRUNES.items():
         own = getattr(inner, name) if overrides(inner, name) else None
-        if own is not None or _prunes_as(inner, name):
+        if own is not None or offered_over(inner, name):
             namespace[name] = safe(own)
     return type(f"{base.__name__}[{inner.__name__}]", (base,), namespace)

@@ -16,7 +16,9 @@ from ...retention.keep import StoredCheckpoint
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 from ..base import PAGE_SIZE, StoreNotReady
+from ..copying import copy_steps
 from . import base as sql
+from . import copy_sql as cs
 from . import privileges
 from . import prune_sql as ps
 from . import restore_sql as rs
@@ -120,6 +122,13 @@ class AsyncPostgresPruner:
     async def forget(self, run_id: str) -> int:
         async with self.store._connection() as conn, conn.transaction():
             return await adrive(conn, rs.forget_steps(run_id))
+
+    async def copy_thread(self, source: str, target: str) -> int:
+        """The twin of `PostgresPruner.copy_thread`."""
+        found = await self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,))
+        columns, _ = ps.missing_columns(found)
+        async with self.store._connection() as conn, _snapshot(conn):
+            return await adrive(conn, copy_steps(source, target, columns, cs.COPY))
 
 
 async def adrive(conn: AsyncConnection[Any], steps: ps.Steps[T]) -> T:

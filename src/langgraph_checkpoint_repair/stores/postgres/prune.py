@@ -16,7 +16,9 @@ from ...retention.keep import StoredCheckpoint
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 from ..base import PAGE_SIZE, StoreNotReady
+from ..copying import copy_steps
 from . import base as sql
+from . import copy_sql as cs
 from . import privileges
 from . import prune_sql as ps
 from . import restore_sql as rs
@@ -122,6 +124,12 @@ class PostgresPruner:
     def forget(self, run_id: str) -> int:
         with self.store._connection() as conn, conn.transaction():
             return drive(conn, rs.forget_steps(run_id))
+
+    def copy_thread(self, source: str, target: str) -> int:
+        """Every row of `source` under `target`, from one snapshot (`stores.copying`)."""
+        columns, _ = ps.missing_columns(self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,)))
+        with self.store._connection() as conn, _snapshot(conn):
+            return drive(conn, copy_steps(source, target, columns, cs.COPY))
 
 
 def drive(conn: Connection[Any], steps: ps.Steps[T]) -> T:

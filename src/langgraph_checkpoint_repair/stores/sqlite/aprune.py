@@ -14,7 +14,9 @@ from ...retention.keep import StoredCheckpoint
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 from ..base import PAGE_SIZE
+from ..copying import copy_steps
 from . import base as sql
+from . import copy_sql as cs
 from . import prune_sql as ps
 
 T = TypeVar("T")
@@ -107,6 +109,12 @@ class AsyncSqlitePruner:
 
     async def restore_thread(self, run_id: str, thread_id: str) -> Deleted:
         return await self._in_transaction(ps.restore_steps(run_id, thread_id, self.columns))
+
+    async def copy_thread(self, source: str, target: str) -> int:
+        """The twin of `SqlitePruner.copy_thread`."""
+        async with self.lock:
+            columns = {table: await self._columns(table) for table in cs.COPY.tables}
+        return await self._in_transaction(copy_steps(source, target, columns, cs.COPY))
 
     async def forget(self, run_id: str) -> int:
         return await self._in_transaction(ps.forget_steps(run_id))

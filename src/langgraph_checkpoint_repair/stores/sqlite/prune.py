@@ -24,7 +24,9 @@ from ...retention.keep import StoredCheckpoint
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 from ..base import PAGE_SIZE
+from ..copying import copy_steps
 from . import base as sql
+from . import copy_sql as cs
 from . import prune_sql as ps
 
 T = TypeVar("T")
@@ -115,6 +117,13 @@ class SqlitePruner:
 
     def restore_thread(self, run_id: str, thread_id: str) -> Deleted:
         return self._in_transaction(ps.restore_steps(run_id, thread_id, self.columns))
+
+    def copy_thread(self, source: str, target: str) -> int:
+        """Every row of `source` under `target`, in one write transaction
+        (`stores.copying`)."""
+        with self.lock:
+            columns = {table: self._columns(table) for table in cs.COPY.tables}
+        return self._in_transaction(copy_steps(source, target, columns, cs.COPY))
 
     def forget(self, run_id: str) -> int:
         return self._in_transaction(ps.forget_steps(run_id))
