@@ -2,7 +2,8 @@
 `langgraph_checkpoint_repair.server.checkpointer` yields, wrapped in langgraph-api's own
 adapter (`tests/support/one_line_sweep.py`, in a process of its own), on SQLite and on
 PostgreSQL. The adapter finds `aprune`; `keep_latest` keeps each thread's head, a
-waiting thread keeps its question and takes its answer, a delta thread keeps its chain;
+waiting thread keeps its question and takes its answer, a young delta thread (no
+snapshot yet) is compacted into two checkpoints and reads the same;
 `delete` and `delete_all` remove the threads; an unknown strategy is LangGraph's error.
 The adapter finds `acopy_thread` too: a copied delta thread, and a copied waiting one,
 read the same and go their own way, the source unchanged."""
@@ -55,7 +56,7 @@ def test_the_sweep_prunes_through_the_one_line_with_every_strategy(
     for thread_id in ("plain", "asking", "delta"):
         assert after[thread_id][1] == before[thread_id][1], thread_id  # reads the same
     assert after["plain"][0] == after["asking"][0] == 1 < before["plain"][0]
-    assert after["delta"][0] == before["delta"][0]  # its chain back to the seed stays
+    assert after["delta"][0] == 2 < before["delta"][0]  # the head, and a snapshot under it
     assert after["asking"][1][2][0][1] == "approve?"
     assert seen["answered"][0][-1] == ["ai", "approved: yes at last"]
     assert after["deleted"] == after["deleted-all"] == [0, [[], [], []]]

@@ -4,6 +4,10 @@ LangGraph's own `keep_latest` refuses), as `langgraph-repair prune` does, with n
 archive (LangGraph's keeps none). The Agent Server's TTL sweep (`checkpointer.ttl`)
 calls `aprune` with `keep_latest`, or with `delete_all` for its DELETE strategy.
 
+`keep_latest` compacts delta threads first, as `prune --compact` does: their message
+channels are snapshotted under each head, so a young deep agent's thread shrinks too
+(a delta channel of anything else, deep agents' `files`, keeps its chain).
+
 The wrapper offers them where the inner saver class has them, and where a pruner
 deletes its store's rows (an `AsyncSqliteSaver` has no `aprune` of its own): `aprune`
 on a saver that talks to its database asynchronously, `prune` on one that does not.
@@ -29,6 +33,10 @@ STRATEGIES = ("keep_latest", "delete", "delete_all")
 DELETES = ("delete", "delete_all")
 NO_RECORD = ""
 """The run id of a wrapper's prune, which records no run and keeps no archive."""
+COMPACTING = PruneRules(archive=False, compact=True)
+"""A wrapper's `keep_latest`: a delta thread gets its snapshot under each head first
+(`batch.compaction`, proven before anything is deleted), so it keeps at most two
+checkpoints a namespace; a channel that does not hold messages keeps its chain."""
 
 
 def checked(thread_ids: Sequence[str], strategy: str) -> list[str]:
@@ -55,10 +63,13 @@ def safe_prune(inner: Callable[..., Any] | None) -> Callable[..., Any]:
         if is_async(saver):  # as LangGraph's async savers do: on the saver's own loop
             future = asyncio.run_coroutine_threadsafe(self.aprune(ids), saver.loop)
             return future.result()  # type: ignore[no-any-return]
+        from ..batch.pruning import PruneReport, prune_one
+
         pruner = pruner_for(saver)
-        pruner.ready(archive=False, writes=True, recorded=False)
+        pruner.ready(archive=False, writes=True, recorded=False, compact=True)
+        report = PruneReport(NO_RECORD, dry_run=False, archived=False)
         for thread_id in ids:
-            _logged(pruner.prune_thread(NO_RECORD, thread_id, PruneRules(archive=False)))
+            _logged(prune_one(saver, pruner, report, thread_id, COMPACTING))
         return None
 
     prune.__doc__ = PRUNE_DOC if inner is None else inner.__doc__
@@ -84,10 +95,13 @@ def safe_aprune(inner: Callable[..., Any] | None) -> Callable[..., Any]:
         if not is_async(saver):
             await asyncio.to_thread(self.prune, ids)
             return
+        from ..batch.pruning import PruneReport, aprune_one
+
         pruner = pruner_for(saver, asynchronous=True)
-        await pruner.ready(archive=False, writes=True, recorded=False)
+        await pruner.ready(archive=False, writes=True, recorded=False, compact=True)
+        report = PruneReport(NO_RECORD, dry_run=False, archived=False)
         for thread_id in ids:
-            _logged(await pruner.prune_thread(NO_RECORD, thread_id, PruneRules(archive=False)))
+            _logged(await aprune_one(saver, pruner, report, thread_id, COMPACTING))
 
     aprune.__doc__ = PRUNE_DOC if inner is None else inner.__doc__
     return aprune
