@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import os
 import statistics
 import sys
 import tempfile
@@ -26,32 +25,18 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("REDIS_URI", "redis://127.0.0.1:1")  # langgraph-api reads it at import
-os.environ.setdefault("DATABASE_URI", ":memory:")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
 from langchain_core.messages import HumanMessage
-from tests.support.one_line_sweep import chat, delta_state
+from tests.support.one_line_sweep import chat, delta_state, served  # and langgraph-api's settings
 
 ROUNDS = 5
 
 
 async def timed_copies(target: str, turns: int) -> tuple[list[float], list[float]]:
-    from langgraph_api._checkpointer._adapter import (  # type: ignore[import-untyped]
-        CheckpointerCapabilities,
-        _CustomCheckpointerAdapter,
-    )
-
-    from langgraph_checkpoint_repair.server import checkpointer
-
-    os.environ["LANGGRAPH_REPAIR_TARGET"] = target
-    async with checkpointer() as inner:
-        caps = CheckpointerCapabilities.from_type(type(inner))
-        ours = _CustomCheckpointerAdapter(inner, caps)
-        fallback = _CustomCheckpointerAdapter(
-            inner, dataclasses.replace(caps, has_acopy_thread=False)
-        )
+    async with served(target) as (inner, caps, ours):
+        fallback = type(ours)(inner, dataclasses.replace(caps, has_acopy_thread=False))
         graph = chat(ours, delta_state())
         for turn in range(turns):
             await graph.ainvoke({"messages": [HumanMessage(f"turn {turn}")]}, thread("source"))

@@ -11,10 +11,12 @@ settings at import, so it runs here, away from the test process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
 import uuid
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 os.environ.setdefault("REDIS_URI", "redis://127.0.0.1:1")  # read at import, never dialled
@@ -78,7 +80,11 @@ async def shown(graph: Any, thread_id: str) -> Any:
     return [messages, list(state.next), [(i.id, i.value) for i in state.interrupts]]
 
 
-async def sweep(target: str) -> dict[str, Any]:
+@contextlib.asynccontextmanager
+async def served(target: str) -> AsyncIterator[tuple[Any, Any, Any]]:
+    """The one line on `target`, as the server opens it: the saver it yields, the
+    capabilities langgraph-api detects on its class, and the adapter the server wraps
+    it in."""
     from langgraph_api._checkpointer._adapter import (  # type: ignore[import-untyped]
         CheckpointerCapabilities,
         _CustomCheckpointerAdapter,
@@ -89,7 +95,11 @@ async def sweep(target: str) -> dict[str, Any]:
     os.environ["LANGGRAPH_REPAIR_TARGET"] = target
     async with checkpointer() as inner:
         caps = CheckpointerCapabilities.from_type(type(inner))
-        adapter = _CustomCheckpointerAdapter(inner, caps)
+        yield inner, caps, _CustomCheckpointerAdapter(inner, caps)
+
+
+async def sweep(target: str) -> dict[str, Any]:
+    async with served(target) as (inner, caps, adapter):
         graphs = {
             "plain": chat(adapter),
             "asking": asking(adapter),

@@ -55,10 +55,13 @@ class AsyncPostgresPruner:
             await self._check(
                 privileges.prune_needs(archive=archive, recorded=recorded, compact=compact)
             )
-        found = await self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,))
-        self.columns, lacking = ps.missing_columns(found)
+        self.columns, lacking = await self._table_columns()
         if archive and writes and lacking:
             raise StoreNotReady(ps.archive_lacks(lacking))
+
+    async def _table_columns(self) -> tuple[dict[str, list[str]], list[str]]:
+        """The twin of `PostgresPruner._table_columns`."""
+        return ps.missing_columns(await self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,)))
 
     async def _check(self, needs: privileges.Needs) -> None:
         problem = privileges.problem(await self._rows(*privileges.check_query(needs)))
@@ -112,8 +115,7 @@ class AsyncPostgresPruner:
 
     async def ready_to_restore(self, needs: privileges.Needs) -> None:
         await self._check(needs)
-        found = await self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,))
-        self.columns, _ = ps.missing_columns(found)
+        self.columns, _ = await self._table_columns()
 
     async def restore_thread(self, run_id: str, thread_id: str) -> Deleted:
         async with self.store._connection() as conn, conn.transaction():
@@ -125,8 +127,7 @@ class AsyncPostgresPruner:
 
     async def copy_thread(self, source: str, target: str) -> int:
         """The twin of `PostgresPruner.copy_thread`."""
-        found = await self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,))
-        columns, _ = ps.missing_columns(found)
+        columns, _ = await self._table_columns()
         async with self.store._connection() as conn, _snapshot(conn):
             return await adrive(conn, copy_steps(source, target, columns, cs.COPY))
 

@@ -55,9 +55,13 @@ class PostgresPruner:
                 raise StoreNotReady(step)
         if writes:
             self._check(privileges.prune_needs(archive=archive, recorded=recorded, compact=compact))
-        self.columns, lacking = ps.missing_columns(self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,)))
+        self.columns, lacking = self._table_columns()
         if archive and writes and lacking:
             raise StoreNotReady(ps.archive_lacks(lacking))
+
+    def _table_columns(self) -> tuple[dict[str, list[str]], list[str]]:
+        """LangGraph's tables' columns as they are now, and those the archive lacks."""
+        return ps.missing_columns(self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,)))
 
     def _check(self, needs: privileges.Needs) -> None:
         problem = privileges.problem(self._rows(*privileges.check_query(needs)))
@@ -114,7 +118,7 @@ class PostgresPruner:
 
     def ready_to_restore(self, needs: privileges.Needs) -> None:
         self._check(needs)
-        self.columns, _ = ps.missing_columns(self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,)))
+        self.columns, _ = self._table_columns()
 
     def restore_thread(self, run_id: str, thread_id: str) -> Deleted:
         """A thread's archived rows put back, parent pointers included: one transaction."""
@@ -127,7 +131,7 @@ class PostgresPruner:
 
     def copy_thread(self, source: str, target: str) -> int:
         """Every row of `source` under `target`, from one snapshot (`stores.copying`)."""
-        columns, _ = ps.missing_columns(self._rows(ps.COLUMNS_SQL, (ps.COLUMN_TABLES,)))
+        columns, _ = self._table_columns()
         with self.store._connection() as conn, _snapshot(conn):
             return drive(conn, copy_steps(source, target, columns, cs.COPY))
 
