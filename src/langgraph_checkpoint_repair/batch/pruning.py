@@ -53,9 +53,14 @@ class PruneReport:
     stopped: bool = False
     vacuumed: bool = False
     """The file was rewritten without its free pages afterwards (`vacuum`)."""
+    rollback_of: list[str] | None = None
+    """For a rollback: the application's runs it takes back (`batch.rollback`)."""
+    threads_built_on: int = 0
+    """For a rollback: threads where a later run's checkpoints need some of the run's."""
 
     def add(self, outcome: ThreadPruned) -> None:
         self.threads_scanned += 1
+        self.threads_built_on += outcome.built_on > 0
         self.compactable += outcome.freeable
         if outcome.skipped is not None:
             self.skipped[outcome.skipped] += 1
@@ -82,7 +87,11 @@ class PruneReport:
             **({"compactable_checkpoints": self.compactable} if self.compactable else {}),
             "stopped": self.stopped,
             "vacuumed": self.vacuumed,
+            **(self._rolled_back() if self.rollback_of is not None else {}),
         }
+
+    def _rolled_back(self) -> dict[str, Any]:
+        return {"rollback_of": self.rollback_of, "threads_built_on": self.threads_built_on}
 
 
 @dataclass

@@ -55,6 +55,10 @@ class StoredCheckpoint:
     """Its `ts`, as stored."""
     step: int | None = None
     """Its metadata's `step`: -1 for a thread's first checkpoint (the input)."""
+    run_id: str | None = None
+    """Its metadata's `run_id`: the Agent Server's run that wrote it."""
+    source: str | None = None
+    """Its metadata's `source`: `input`, `loop`, `update`, `fork`."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,9 @@ class ThreadPlan:
     """Subgraph calls whose root checkpoint is not kept: their rows all go."""
     whole: bool = False
     """The whole thread goes (`--delete-idle`)."""
+    writes: dict[str, list[tuple[str, str, int]]] = field(default_factory=dict)
+    """Pending writes deleted from checkpoints that are kept, by namespace: (checkpoint
+    id, task id, idx). A rollback's, on the checkpoint its run started from."""
 
     @property
     def checkpoints_deleted(self) -> int:
@@ -81,7 +88,7 @@ class ThreadPlan:
 
     @property
     def changes(self) -> bool:
-        return self.checkpoints_deleted > 0
+        return self.checkpoints_deleted > 0 or any(self.writes.values())
 
 
 MAX_WALK = 100_000

@@ -14,6 +14,7 @@ Skip = Literal[
     "compact_unproven",
     "delta_chain",
     "delta_not_compacted",
+    "built_on",
 ]
 """Why a thread was left as it was: written within --min-idle (the application may be
 writing to it), another prune holds it, the application changed a row the prune was
@@ -22,7 +23,8 @@ the checkpoint, and a prune must read them to know what a row stores), a delta c
 whose chain another prune already cut (`retention.keep.seed_missing`): never guessed
 at, a compaction's snapshot that did not rebuild the head's messages (`compact`), delta
 chains that need every checkpoint the thread keeps (`--compact` frees them), or a
-compaction refused (a delta channel whose value cannot be rebuilt here)."""
+compaction refused (a delta channel whose value cannot be rebuilt here), or, for a
+rollback, a run every checkpoint of which a later run's checkpoints need."""
 
 TABLES = ("checkpoints", "writes", "blobs")
 
@@ -56,6 +58,8 @@ class ThreadPruned:
     """The whole thread was deleted (`--delete-idle`)."""
     freeable: int = 0
     """For `delta_chain`: the checkpoints `--compact` would free."""
+    built_on: int = 0
+    """For a rollback: the run's checkpoints kept, because a later run's need them."""
 
     @property
     def pruned(self) -> bool:

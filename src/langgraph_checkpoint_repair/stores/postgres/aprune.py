@@ -22,6 +22,7 @@ from . import copy_sql as cs
 from . import privileges
 from . import prune_sql as ps
 from . import restore_sql as rs
+from . import rollback_sql as rb
 from .aio import AsyncPostgresStore
 
 T = TypeVar("T")
@@ -74,17 +75,33 @@ class AsyncPostgresPruner:
             yield [str(row[0]) for row in found]
             after = str(found[-1][0])
 
-    async def begin_run(self, run_id: str, arguments: dict[str, Any]) -> None:
-        await self.store.begin_run(run_id, "prune", arguments)
+    async def begin_run(
+        self, run_id: str, arguments: dict[str, Any], command: str = "prune"
+    ) -> None:
+        await self.store.begin_run(run_id, command, arguments)
 
     async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         await self.store.finish_run(run_id, summary)
 
     async def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
+        steps = ps.prune_steps(run_id, thread_id, rules, self.columns)
+        return await self._on_snapshot(thread_id, steps)
+
+    async def run_threads(self, runs: Sequence[str], threads: Sequence[str] | None) -> list[str]:
+        """The twin of `PostgresPruner.run_threads`."""
+        found = await self._rows(rb.RUN_THREADS_SQL, (list(runs), threads, threads))
+        return [str(row[0]) for row in found]
+
+    async def rollback_thread(
+        self, record: str, thread_id: str, runs: frozenset[str], rules: PruneRules
+    ) -> ThreadPruned:
+        steps = rb.rollback_steps(record, thread_id, runs, self.columns, rules)
+        return await self._on_snapshot(thread_id, steps)
+
+    async def _on_snapshot(self, thread_id: str, steps: ps.Steps[ThreadPruned]) -> ThreadPruned:
         async with self.store._connection() as conn:
             try:
                 async with _snapshot(conn):
-                    steps = ps.prune_steps(run_id, thread_id, rules, self.columns)
                     return await adrive(conn, steps)
             except psycopg.errors.SerializationFailure:
                 return ThreadPruned(thread_id, skipped="changed")

@@ -22,6 +22,7 @@ from . import copy_sql as cs
 from . import privileges
 from . import prune_sql as ps
 from . import restore_sql as rs
+from . import rollback_sql as rb
 from .sync import PostgresStore
 
 T = TypeVar("T")
@@ -74,18 +75,35 @@ class PostgresPruner:
             yield [str(row[0]) for row in found]
             after = str(found[-1][0])
 
-    def begin_run(self, run_id: str, arguments: dict[str, Any]) -> None:
-        self.store.begin_run(run_id, "prune", arguments)
+    def begin_run(self, run_id: str, arguments: dict[str, Any], command: str = "prune") -> None:
+        self.store.begin_run(run_id, command, arguments)
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         self.store.finish_run(run_id, summary)
 
     def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
         """One thread, on one snapshot, all or nothing; another prune's thread is skipped."""
+        return self._on_snapshot(thread_id, ps.prune_steps(run_id, thread_id, rules, self.columns))
+
+    def run_threads(self, runs: Sequence[str], threads: Sequence[str] | None) -> list[str]:
+        """The threads holding a checkpoint of `runs` (of `threads`, when given)."""
+        found = self._rows(rb.RUN_THREADS_SQL, (list(runs), threads, threads))
+        return [str(row[0]) for row in found]
+
+    def rollback_thread(
+        self, record: str, thread_id: str, runs: frozenset[str], rules: PruneRules
+    ) -> ThreadPruned:
+        """`runs` taken out of one thread, on one snapshot, archived under `record`."""
+        steps = rb.rollback_steps(record, thread_id, runs, self.columns, rules)
+        return self._on_snapshot(thread_id, steps)
+
+    def _on_snapshot(self, thread_id: str, steps: ps.Steps[ThreadPruned]) -> ThreadPruned:
+        """A thread's steps on one snapshot, all or nothing; a row that changed under
+        them (`SerializationFailure`) leaves the thread as it was."""
         with self.store._connection() as conn:
             try:
                 with _snapshot(conn):
-                    return drive(conn, ps.prune_steps(run_id, thread_id, rules, self.columns))
+                    return drive(conn, steps)
             except psycopg.errors.SerializationFailure:
                 return ThreadPruned(thread_id, skipped="changed")
 

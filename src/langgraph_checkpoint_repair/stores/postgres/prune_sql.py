@@ -58,7 +58,8 @@ SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id,
         ELSE false END,
     metadata -> 'langgraph_repair' ->> 'source_checkpoint_id',
     checkpoint ->> 'ts',
-    CASE WHEN metadata ->> 'step' ~ '^-?[0-9]{1,9}$' THEN (metadata ->> 'step')::int END
+    CASE WHEN metadata ->> 'step' ~ '^-?[0-9]{1,9}$' THEN (metadata ->> 'step')::int END,
+    metadata ->> 'run_id', metadata ->> 'source'
 FROM checkpoints c WHERE thread_id = %s"""
 """Every checkpoint of a thread, without its values: what a plan is made of. The keys
 stored inline are read here; which delta channels have a blob is asked only of a
@@ -112,11 +113,33 @@ def deletion(
                          f"SELECT %s, {listed} FROM d{n})")  # fmt: skip
             params.append(run_id)
         counted.append(f"(SELECT count(*) FROM d{n}), (SELECT {_weight(columns[table])} FROM d{n})")
+    if plan.writes:
+        steps.append(f"dw AS (DELETE FROM checkpoint_writes WHERE thread_id = %s AND {WRITE_KEYS} "
+                     f"RETURNING {', '.join(columns['checkpoint_writes'])})")  # fmt: skip
+        params += [thread_id, *_write_keys(plan)]
+        if archive:
+            listed = ", ".join(columns["checkpoint_writes"])
+            steps.append(f"aw AS (INSERT INTO langgraph_repair_pruned_writes (run_id, {listed}) "
+                         f"SELECT %s, {listed} FROM dw)")  # fmt: skip
+            params.append(run_id)
+        counted[0] = (f"(SELECT count(*) FROM d0) + (SELECT count(*) FROM dw), "
+                      f"(SELECT {_weight(columns['checkpoint_writes'])} FROM d0) + "
+                      f"(SELECT {_weight(columns['checkpoint_writes'])} FROM dw)")  # fmt: skip
     if plan.orphaned:
         steps.append(ORPHANED + (ORPHAN_COPY if archive else "") + CLEARED)
         pairs = _columns([(ns, i) for ns, ids in plan.orphaned.items() for i in ids], 2)
         params += [thread_id, *pairs, *((run_id, thread_id) if archive else ()), thread_id]
     return f"WITH {', '.join(steps)} SELECT {', '.join(counted)}", params
+
+
+WRITE_KEYS = """(checkpoint_ns, checkpoint_id, task_id, idx) IN (
+    SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::int[]))"""
+"""Pending writes named one by one (a rollback's, on the checkpoint its run started from)."""
+
+
+def _write_keys(plan: ThreadPlan) -> list[list[Any]]:
+    keys = [(ns, cid, task, idx) for ns, found in plan.writes.items() for cid, task, idx in found]
+    return [[row[k] for row in keys] for k in range(4)]
 
 
 ORPHANED = f"""old AS (
@@ -136,6 +159,14 @@ def measure_sql(table: str, columns: Sequence[str]) -> str:
     """What `delete_sql` would delete, counted and weighed, deleting nothing (a dry run)."""
     _, which = TABLES[table]
     return f"SELECT count(*), {_weight(columns)} FROM {table} WHERE thread_id = %s AND {which}"
+
+
+def measure_writes_sql(columns: Sequence[str]) -> str:
+    """The writes a plan names one by one, counted and weighed (a dry run)."""
+    return (
+        f"SELECT count(*), {_weight(columns)} FROM checkpoint_writes "
+        f"WHERE thread_id = %s AND {WRITE_KEYS}"
+    )
 
 
 def _weight(columns: Sequence[str]) -> str:
@@ -250,7 +281,8 @@ def stored_checkpoints(
     """`SKELETON_SQL`'s rows, with the delta channels' blobs `BLOBS_HELD_SQL` found."""
     held = {(str(ns), str(ch), str(v)) for ns, ch, v in blobs}
     found = []
-    for ns, cid, parent, versions, inline, counted, root, sends, source, ts, step in rows:
+    for ns, cid, parent, versions, inline, counted, root, sends, repaired, ts, *more in rows:
+        step, run_id, source = more
         as_text = {str(ch): str(v) for ch, v in (versions or {}).items()}
         holds = set(inline) | {ch for ch, v in as_text.items() if (ns, ch, v) in held}
         stored = StoredCheckpoint(
@@ -262,9 +294,11 @@ def stored_checkpoints(
             delta=frozenset(counted),
             root_id=root,
             needs_parent=bool(sends),
-            repaired_from=source,
+            repaired_from=repaired,
             written_at=ts,
             step=step,
+            run_id=run_id,
+            source=source,
         )
         found.append(stored)
     return found
@@ -328,15 +362,32 @@ def prune_steps(
     if isinstance(plan, ThreadPruned):
         return plan
     outcome = ThreadPruned(thread_id, whole=plan.whole)
+    return (yield from carried_out(run_id, plan, columns, rules, outcome))
+
+
+def carried_out(
+    run_id: str,
+    plan: ThreadPlan,
+    columns: Mapping[str, Sequence[str]],
+    rules: PruneRules,
+    outcome: ThreadPruned,
+) -> Steps[ThreadPruned]:
+    """A thread's plan deleted (archived unless told not to), or, dry, measured: what went
+    (or would go) added to `outcome`."""
+    thread_id = outcome.thread_id
     if rules.dry_run:
         found: list[Any] = []
         for table in OUTCOME_TABLES:
             measure = measure_sql(table, columns[table]), measure_params(table, thread_id, plan)
             found += (yield measure)[0]
+        if plan.writes:
+            one_by_one = measure_writes_sql(columns["checkpoint_writes"])
+            count, size = (yield one_by_one, (thread_id, *_write_keys(plan)))[0]
+            found[0:2] = [found[0] + count, found[1] + size]
     else:
         found = list((yield deletion(run_id, thread_id, plan, columns, rules.archive))[0])
-    for n, named in enumerate(OUTCOME_TABLES.values()):
-        outcome.deleted.add(named, int(found[2 * n]), int(found[2 * n + 1]))
+    for n, table in enumerate(OUTCOME_TABLES.values()):
+        outcome.deleted.add(table, int(found[2 * n]), int(found[2 * n + 1]))
     return outcome
 
 

@@ -15,7 +15,9 @@ from .prune_sql import (
     drop_snapshots,
 )
 
-IS_PRUNE_SQL = "SELECT 1 FROM langgraph_repair_runs WHERE run_id = %s AND command = 'prune'"
+IS_PRUNE_SQL = """
+SELECT 1 FROM langgraph_repair_runs WHERE run_id = %s AND command IN ('prune', 'rollback')"""
+"""Whether a run deleted rows into the archive: a prune, or a rollback of a run."""
 ARCHIVED_THREADS_SQL = """
 SELECT thread_id FROM langgraph_repair_pruned_checkpoints WHERE run_id = %s
 UNION SELECT thread_id FROM langgraph_repair_pruned_writes WHERE run_id = %s

@@ -28,6 +28,7 @@ from ..copying import copy_steps
 from . import base as sql
 from . import copy_sql as cs
 from . import prune_sql as ps
+from . import rollback_sql as rb
 
 T = TypeVar("T")
 
@@ -69,8 +70,8 @@ class SqlitePruner:
             yield ps.selected(found, threads)
             after = found[-1]
 
-    def begin_run(self, run_id: str, arguments: dict[str, Any]) -> None:
-        self._commit(ps.BEGIN_RUN_SQL, (run_id, json.dumps(arguments)))
+    def begin_run(self, run_id: str, arguments: dict[str, Any], command: str = "prune") -> None:
+        self._commit(ps.BEGIN_RUN_SQL, (run_id, json.dumps({**arguments, "command": command})))
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         self._commit(ps.FINISH_RUN_SQL, (json.dumps(summary), run_id))
@@ -82,6 +83,23 @@ class SqlitePruner:
 
     def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
         steps = ps.prune_steps(run_id, thread_id, rules, self.columns, self.saver.serde)
+        return self._in_transaction(steps, "BEGIN" if rules.dry_run else sql.BEGIN_SQL)
+
+    def run_threads(self, runs: Sequence[str], threads: Sequence[str] | None) -> list[str]:
+        """The threads holding a checkpoint of `runs` (of `threads`, when given)."""
+        found = self._run_threads(json.dumps(list(runs)))
+        return ps.selected(found, threads)
+
+    def _run_threads(self, runs: str) -> list[str]:
+        with self.lock:
+            return [str(row[0]) for row in self.conn.execute(rb.RUN_THREADS_SQL, (runs,))]
+
+    def rollback_thread(
+        self, record: str, thread_id: str, runs: frozenset[str], rules: PruneRules
+    ) -> ThreadPruned:
+        """`runs` taken out of one thread, in one write transaction, archived under
+        `record`."""
+        steps = rb.rollback_steps(record, thread_id, runs, self.columns, rules, self.saver.serde)
         return self._in_transaction(steps, "BEGIN" if rules.dry_run else sql.BEGIN_SQL)
 
     def thread_rows(self, thread_id: str) -> list[StoredCheckpoint] | None:

@@ -11,7 +11,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...decisions.plan import DETAIL_KEY
 from ...retention.compact import COMPACT_KIND, Compaction, as_compacted
-from ...retention.keep import StoredCheckpoint, planned
+from ...retention.keep import StoredCheckpoint, ThreadPlan, planned
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 
@@ -55,6 +55,10 @@ WHERE thread_id = ? AND channel = '__pregel_tasks'"""
 NAMED = """(checkpoint_ns, checkpoint_id) IN (
     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))"""
 """The (namespace, checkpoint id) pairs a JSON array names."""
+WRITE_KEYS = """(checkpoint_ns, checkpoint_id, task_id, idx) IN (
+    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'),
+        json_extract(value, '$[2]'), json_extract(value, '$[3]') FROM json_each(?))"""
+"""Pending writes named one by one (a rollback's, on the checkpoint its run started from)."""
 CLEARED_SQL = f"""
 INSERT INTO {PARENTS}
 SELECT ?, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints
@@ -124,19 +128,15 @@ def selected(found: list[str], threads: Sequence[str] | None) -> list[str]:
     return found if threads is None else [t for t in found if t in threads]
 
 
-def measure_sql(table: str, columns: Sequence[str]) -> str:
-    """The named rows of a thread, counted and weighed (their columns' bytes added up)."""
+def measure_sql(columns: Sequence[str], rows: str) -> str:
+    """The `rows` named, counted and weighed (their columns' bytes added up)."""
     weight = " + ".join(f"COALESCE(length(CAST({c} AS BLOB)), 0)" for c in columns)
-    return f"SELECT count(*), COALESCE(sum({weight}), 0) {_named_rows(table)}"
+    return f"SELECT count(*), COALESCE(sum({weight}), 0) {rows}"
 
 
-def archive_sql(table: str, columns: Sequence[str]) -> str:
+def archive_sql(table: str, columns: Sequence[str], rows: str) -> str:
     listed = ", ".join(columns)
-    return f"INSERT INTO {TABLES[table]} (run_id, {listed}) SELECT ?, {listed} {_named_rows(table)}"
-
-
-def delete_sql(table: str) -> str:
-    return f"DELETE {_named_rows(table)}"
+    return f"INSERT INTO {TABLES[table]} (run_id, {listed}) SELECT ?, {listed} {rows}"
 
 
 def restore_sql(table: str, columns: Sequence[str]) -> str:
@@ -146,10 +146,6 @@ def restore_sql(table: str, columns: Sequence[str]) -> str:
         f"INSERT OR IGNORE INTO {table} ({listed}) SELECT {listed} FROM {TABLES[table]} "
         "WHERE run_id = ? AND thread_id = ?"
     )
-
-
-def _named_rows(table: str) -> str:
-    return f"FROM {table} WHERE thread_id = ? AND {NAMED}"
 
 
 Statement = tuple[str, Sequence[Any]]
@@ -215,14 +211,31 @@ def prune_steps(
     if isinstance(plan, ThreadPruned):
         return plan
     outcome = ThreadPruned(thread_id, whole=plan.whole)
-    named = pairs(plan.deleted)
-    for table in ("writes", "checkpoints"):
-        (count, size), *_ = yield measure_sql(table, columns[table]), (thread_id, named)
+    return (yield from carried_out(run_id, plan, columns, rules, outcome))
+
+
+def carried_out(
+    run_id: str,
+    plan: ThreadPlan,
+    columns: Mapping[str, Sequence[str]],
+    rules: PruneRules,
+    outcome: ThreadPruned,
+) -> Steps[ThreadPruned]:
+    """A thread's plan measured, then (unless dry) archived and deleted: what went (or
+    would go) added to `outcome`."""
+    thread_id = outcome.thread_id
+    named = [("writes", NAMED, pairs(plan.deleted))]
+    if plan.writes:
+        named.append(("writes", WRITE_KEYS, write_keys(plan.writes)))
+    named.append(("checkpoints", NAMED, pairs(plan.deleted)))
+    for table, which, keys in named:
+        rows = f"FROM {table} WHERE thread_id = ? AND {which}"
+        (count, size), *_ = yield measure_sql(columns[table], rows), (thread_id, keys)
         outcome.deleted.add(table, int(count), int(size))
         if not rules.dry_run:
             if rules.archive:
-                yield archive_sql(table, columns[table]), (run_id, thread_id, named)
-            yield delete_sql(table), (thread_id, named)
+                yield archive_sql(table, columns[table], rows), (run_id, thread_id, keys)
+            yield f"DELETE {rows}", (thread_id, keys)
     if plan.orphaned and not rules.dry_run:
         orphans = pairs(plan.orphaned)
         if rules.archive:
@@ -260,6 +273,11 @@ def forget_steps(run_id: str) -> Steps[int]:
 COUNT_ARCHIVED_SQL = "SELECT count(*) FROM {archive} WHERE run_id = ? AND thread_id = ?"
 
 
+def write_keys(writes: Mapping[str, Sequence[tuple[str, str, int]]]) -> str:
+    """(namespace, checkpoint id, task id, idx) of each write, as `WRITE_KEYS` reads them."""
+    return json.dumps([[ns, *key] for ns, found in writes.items() for key in found])
+
+
 def pairs(ids: Mapping[str, Sequence[str]]) -> str:
     """(namespace, checkpoint id) pairs as the JSON array `NAMED` reads."""
     return json.dumps([[ns, i] for ns, found in ids.items() for i in found])
@@ -289,4 +307,10 @@ def stored_checkpoint(
         repaired_from=detail.get("source_checkpoint_id") if isinstance(detail, dict) else None,
         written_at=checkpoint.get("ts"),
         step=step if isinstance(step, int) and not isinstance(step, bool) else None,
+        run_id=_text(metadata.get("run_id")),
+        source=_text(metadata.get("source")),
     )
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
