@@ -33,10 +33,10 @@ from ..engine.policy import DEFAULT_POLICY
 from ..interrupt_ids import checked_scheme
 from ..stores.history import adelta_history, aread_rebuilt, delta_history, read_rebuilt
 from .answers import awithout_stale_answer, without_stale_answer
-from .copying import OWN_COPIES
 from .guard import LoadGuard, scrubs_nul
 from .pruning import offered_over, safe_aprune, safe_prune
 from .released import as_released
+from .rollback import OWN_METHODS
 from .view import LoadRepairer, OnRepair
 
 logger = logging.getLogger("langgraph_checkpoint_repair")
@@ -434,8 +434,8 @@ def _build_class(base: type[PatchingCheckpointer], inner: type) -> type[Patching
     for name in PASSTHROUGH_METHODS:
         if overrides(inner, name):
             namespace[name] = _passthrough(name, getattr(inner, name))
-        elif name in OWN_COPIES and offered_over(inner, name):
-            namespace[name] = OWN_COPIES[name]
+        elif name in OWN_METHODS and offered_over(inner, name):
+            namespace[name] = OWN_METHODS[name]
     for name, safe in SAFE_PRUNES.items():
         own = getattr(inner, name) if overrides(inner, name) else None
         if own is not None or offered_over(inner, name):
