@@ -55,13 +55,14 @@ def public_methods() -> list[str]:
 
 
 OWN_METHODS = {
-    SqliteSaver: {"prune", "copy_thread"},
-    AsyncSqliteSaver: {"aprune", "acopy_thread"},
-    PostgresSaver: {"copy_thread"},
-    AsyncPostgresSaver: {"acopy_thread"},
+    SqliteSaver: {"prune", "copy_thread", "delete_for_runs"},
+    AsyncSqliteSaver: {"aprune", "acopy_thread", "adelete_for_runs"},
+    PostgresSaver: {"copy_thread", "delete_for_runs"},
+    AsyncPostgresSaver: {"acopy_thread", "adelete_for_runs"},
 }
 """What the wrapper adds over a saver class without it, in the twin the saver talks in:
-a prune that keeps what each thread needs, a copy inside the store."""
+a prune that keeps what each thread needs, a copy inside the store, a rollback of a
+run that leaves each thread as it was before it."""
 
 
 @pytest.mark.parametrize("inner", [*SAVER_CLASSES, CopyingSaver], ids=lambda c: c.__name__)

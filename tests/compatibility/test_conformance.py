@@ -74,7 +74,7 @@ def unwrapped(saver: BaseCheckpointSaver[Any]) -> BaseCheckpointSaver[Any]:
     return saver
 
 
-BRINGS = {"prune", "copy_thread"}
+BRINGS = {"prune", "copy_thread", "delete_for_runs"}
 """What the wrapper brings where the package writes the store's rows and the saver
 (of the installed release) has none: LangGraph's own suite must find it and pass it
 whole."""

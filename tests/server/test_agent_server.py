@@ -182,8 +182,15 @@ def capability_lines(log: str) -> list[str]:
 
 BROUGHT = {
     "memory": (),
-    "sqlite": ("Custom checkpointer missing aprune:", "Custom checkpointer missing acopy_thread:"),
-    "postgres": ("Custom checkpointer missing acopy_thread:",),
+    "sqlite": (
+        "Custom checkpointer missing aprune:",
+        "Custom checkpointer missing adelete_for_runs:",
+        "Custom checkpointer missing acopy_thread:",
+    ),
+    "postgres": (
+        "Custom checkpointer missing adelete_for_runs:",
+        "Custom checkpointer missing acopy_thread:",
+    ),
 }
 """What the wrapper brings over each store's saver, whose missing line goes."""
 
