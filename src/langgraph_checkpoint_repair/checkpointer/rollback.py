@@ -33,16 +33,11 @@ async def adelete_for_runs(self: Any, run_ids: Sequence[str]) -> None:
 
 
 def _logged(outcome: ThreadPruned) -> None:
-    """A thread a later run built on, or one left as it was, said in the log."""
-    if outcome.built_on:
-        logger.warning(
-            "rollback kept %d checkpoint(s) of thread %r: %s",
-            outcome.built_on,
-            outcome.thread_id,
-            outcome.detail,
-        )
-    elif outcome.skipped is not None:
+    """A thread a later run built on or descends from, or one left as it was, logged."""
+    if outcome.skipped is not None:
         logger.warning("rollback left thread %r as it was: %s", outcome.thread_id, outcome.skipped)
+    elif outcome.detail:
+        logger.warning("rollback of thread %r: %s", outcome.thread_id, outcome.detail)
 
 
 OWN_ROLLBACKS = {"delete_for_runs": delete_for_runs, "adelete_for_runs": adelete_for_runs}

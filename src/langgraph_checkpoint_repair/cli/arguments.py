@@ -230,7 +230,10 @@ def prune_arguments(command: argparse.ArgumentParser) -> None:
 
 def forget_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "--run", required=True, metavar="RUN_ID", help="the prune run whose archive to drop"
+        "--run",
+        required=True,
+        metavar="RUN_ID",
+        help="the prune or rollback run whose archive to drop",
     )
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..targets.parse import TARGET_ENV
 from . import arguments as a
-from . import retention
+from . import retention, rollback
 from .arguments import EXIT_CODES, JSON_LINE, Parser, UsageError
 
 if TYPE_CHECKING:
@@ -92,7 +92,8 @@ COMMANDS: dict[str, Entry] = {
         gentle=True,
     ),
     "undo": Entry(
-        "restore the threads a run repaired (append-only), or the rows a prune deleted",
+        "restore the threads a run repaired (append-only), or the rows a prune or a rollback "
+        "deleted",
         "langgraph-repair undo postgresql://app@db/agents --run run-1f0c2a9e4b7d",
         a.undo_arguments,
         lambda job, saver: job.undo(saver),
@@ -110,12 +111,21 @@ COMMANDS: dict[str, Entry] = {
         gentle=True,
     ),
     "forget": Entry(
-        "drop a prune run's archive: that run can no longer be undone",
+        "drop a prune's or a rollback's archive: that run can no longer be undone",
         "langgraph-repair forget postgresql://app@db/agents --run run-1f0c2a9e4b7d",
         a.forget_arguments,
         retention.forget,
         retention.aforget,
         retention.forgot,
+    ),
+    "rollback": Entry(
+        "take one run of the application back out of its threads (archived for undo)",
+        "langgraph-repair rollback postgresql://app@db/agents --run 1f0c2a9e-... --dry-run",
+        rollback.rollback_arguments,
+        rollback.rollback,
+        rollback.arollback,
+        rollback.rolled_back,
+        gentle=True,
     ),
     "migrate": Entry(
         "create or update the audit tables (PostgreSQL)",

@@ -34,6 +34,8 @@ SKIP_REASONS = {
     "delta_not_compacted": "a delta channel --compact cannot snapshot here (one that does not "
     "hold messages, without the --graph whose reducer rebuilds it, or a LangGraph.js "
     "thread's): its chain is kept, and so is the thread",
+    "built_on": "a later run's checkpoints need every checkpoint of the run: the thread is "
+    "left as that run left it",
 }
 
 
@@ -63,8 +65,8 @@ def _progress(job: Job) -> AbstractContextManager[Callable[[Any], None] | None]:
 def _settings(job: Job, progress: Callable[[Any], None] | None) -> dict[str, Any]:
     args = job.args
     listing = _listing(job) if args.list else None
-    counting = None if args.dry_run else _counting(job)
-    tellers = [tell for tell in (listing, progress, counting) if tell is not None]
+    counted = None if args.dry_run else counting(job)
+    tellers = [tell for tell in (listing, progress, counted) if tell is not None]
     return {
         "keep_last": args.keep_last,
         "min_idle": args.min_idle,
@@ -93,7 +95,7 @@ def _telling(tellers: list[Callable[[Any], None]]) -> Callable[[Any], None]:
     return tell
 
 
-def _counting(job: Job) -> Callable[[Any], None]:
+def counting(job: Job) -> Callable[[Any], None]:
     """Counts the threads pruned, for a failure mid-run (`Job.done_so_far`)."""
 
     def counted(outcome: Any) -> None:
@@ -127,7 +129,7 @@ def print_prune(report: PruneReport, out: Any) -> None:
     freed = sum(deleted.bytes.values())
     rows = [
         ("run", report.run_id),
-        ("dry run" if report.dry_run else "archive", _archive_cell(report)),
+        ("dry run" if report.dry_run else "archive", archive_cell(report)),
         ("threads scanned", f"{report.threads_scanned:,}"),
         ("threads pruned", f"{report.threads_pruned:,}"),
         ("of them deleted whole", f"{report.threads_deleted:,}"),
@@ -150,7 +152,7 @@ def print_prune(report: PruneReport, out: Any) -> None:
         out.write(f"{GIVE_BACK}\n")
 
 
-def _archive_cell(report: PruneReport) -> str:
+def archive_cell(report: PruneReport) -> str:
     if report.dry_run:
         return "yes: nothing deleted"
     if not report.threads_pruned:

@@ -218,7 +218,12 @@ def outcome_of(
 ) -> ThreadPruned:
     """The outcome a plan starts from: how many of the runs' checkpoints it keeps."""
     kept = built_on(rows, runs, plan)
-    return ThreadPruned(thread_id, built_on=kept, detail=BUILT_ON if kept else "")
+    detail = BUILT_ON if kept else DESCENDED if plan.orphaned else ""
+    return ThreadPruned(thread_id, built_on=kept, detail=detail)
 
 
 BUILT_ON = "a later run's checkpoints need some of the run's: those stay"
+DESCENDED = (
+    "a later run's checkpoints descend from the run's: they read the same, and lose their "
+    "parent pointer"
+)
