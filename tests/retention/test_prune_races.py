@@ -227,3 +227,19 @@ async def test_a_thread_another_prune_holds_is_skipped_then_pruned(
         assert last_json(first.stdout)["threads_pruned"] == 1
         assert last_json(second.stdout)["threads_pruned"] == 1
         assert checkpoints_per_thread(store) == {"held": 1, "free": 1}
+
+
+async def test_a_thread_held_in_another_schema_is_another_thread(
+    request: pytest.FixtureRequest, other_pg_uri: str
+) -> None:
+    """An advisory lock is the whole database's: a prune (or a rollback) of thread "held"
+    in one schema's tables must not skip the thread of the same id in another's."""
+    with cli_store("postgres", request) as (target, store):
+        seed_chats(store, "held", 3)
+        with psycopg.connect(other_pg_uri) as other:  # a prune of another schema's "held"
+            other.execute(THREAD_LOCK_SQL, ("held",))
+            pruned = run_cli("prune", target, "--min-idle", "0", "--json")
+
+        assert pruned.returncode == 0, pruned.stderr
+        assert last_json(pruned.stdout)["skipped"] == {}
+        assert checkpoints_per_thread(store) == {"held": 1}

@@ -10,6 +10,7 @@ adapter and each run carries its id in its config, as the server's runs do.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from typing import Any
@@ -61,12 +62,21 @@ async def cancelled(graph: Any, given: Any, config: dict[str, Any]) -> None:
     entered.clear()
     run = asyncio.create_task(graph.ainvoke(given, config))
     await asyncio.wait_for(entered.wait(), 60)
-    await asyncio.sleep(0.2)  # the checkpoint before the step lands (async durability)
+    await asyncio.wait_for(_saved_before_work(graph, config), 60)
     run.cancel()
-    try:
+    with contextlib.suppress(asyncio.CancelledError):
         await run
-    except asyncio.CancelledError:
-        pass
+
+
+async def _saved_before_work(graph: Any, config: dict[str, Any]) -> None:
+    """Until the checkpoint the hanging step runs from is stored (it is saved in the
+    background while the step runs)."""
+    thread = {"configurable": {"thread_id": config["configurable"]["thread_id"]}}
+    while True:
+        state = await graph.aget_state(thread)
+        if state.next == ("work",) and state.metadata.get("run_id") == config["metadata"]["run_id"]:
+            return
+        await asyncio.sleep(0.01)
 
 
 async def rollbacks(target: str) -> dict[str, Any]:
@@ -91,10 +101,11 @@ async def rollbacks(target: str) -> dict[str, Any]:
             await cancelled(graphs[thread_id], given, config)
             during = await checkpoints(adapter, thread_id)
             await adapter.adelete_for_runs([config["metadata"]["run_id"]])
-            seen[thread_id] = {
-                "during": during,
-                "after": [await checkpoints(adapter, thread_id), await shown(graphs[thread_id], thread_id)],
-            }
+            after = [
+                await checkpoints(adapter, thread_id),
+                await shown(graphs[thread_id], thread_id),
+            ]
+            seen[thread_id] = {"during": during, "after": after}
         other = [await checkpoints(adapter, "other"), await shown(graphs["other"], "other")]
         await graphs["plain"].ainvoke({"messages": [HumanMessage("go on")]}, run_config("plain"))
         await graphs["delta"].ainvoke({"messages": [HumanMessage("go on")]}, run_config("delta"))

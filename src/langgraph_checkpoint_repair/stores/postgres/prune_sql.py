@@ -26,9 +26,11 @@ from ...retention.rules import PruneRules
 T = TypeVar("T")
 
 THREAD_LOCK_SQL = """
-SELECT pg_try_advisory_xact_lock(hashtextextended('langgraph-repair prune ' || %s, 0)),
+SELECT pg_try_advisory_xact_lock(
+        hashtextextended('langgraph-repair prune ' || current_schema() || ' ' || %s, 0)),
     set_config('synchronous_commit', 'off', true)"""
-"""The thread's lock, and a commit that does not wait for the WAL to reach the disk: a
+"""The thread's lock (another for the same thread id in another schema's tables: an
+advisory lock is the whole database's), and a commit that does not wait for the WAL to reach the disk: a
 server that crashes just after loses the whole transaction, the deletes with the
 archive rows that undo them, so the thread is as it was, never half pruned. The run's
 record is committed with the server's own setting when the run ends, and that flush
