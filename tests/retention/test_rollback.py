@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -38,7 +39,7 @@ from tests.support.pruning import (
 )
 
 
-def run(thread_id: str, run_id: str) -> dict[str, Any]:
+def run(thread_id: str, run_id: str) -> RunnableConfig:
     """A run's config as the Agent Server builds it."""
     return {
         "configurable": {"thread_id": thread_id, "run_id": run_id},
