@@ -129,7 +129,7 @@ async def test_the_last_run_taken_back_reads_as_before_it_goes_on_and_undoes(
 
 @pytest.mark.parametrize("kind", PRUNE_KINDS)
 async def test_a_run_a_later_delta_run_built_on_keeps_its_rows(
-    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
 ) -> None:
     async with pruned_store(kind, tmp_path, request) as store:
         delta = delta_chat(store.saver)
@@ -138,10 +138,16 @@ async def test_a_run_a_later_delta_run_built_on_keeps_its_rows(
         before, rows = await seen(store, delta, thread("delta")), stored_rows(store.reader)
 
         report = await rollback(store, ["r1"])
+        wrapped = PatchingCheckpointer(store.saver)
+        if store.is_async:
+            await wrapped.adelete_for_runs(["r1"])
+        else:
+            wrapped.delete_for_runs(["r1"])
 
         assert report.skipped == {"built_on": 1} and report.threads_built_on == 1
         assert stored_rows(store.reader) == rows
         assert await seen(store, delta, thread("delta")) == before
+    assert "rollback left thread 'delta' as it was: a later run's checkpoints need" in caplog.text
 
 
 @pytest.mark.parametrize("kind", PRUNE_KINDS)

@@ -34,10 +34,11 @@ async def adelete_for_runs(self: Any, run_ids: Sequence[str]) -> None:
 
 def _logged(outcome: ThreadPruned) -> None:
     """A thread a later run built on or descends from, or one left as it was, logged."""
+    said = outcome.detail or outcome.skipped
     if outcome.skipped is not None:
-        logger.warning("rollback left thread %r as it was: %s", outcome.thread_id, outcome.skipped)
-    elif outcome.detail:
-        logger.warning("rollback of thread %r: %s", outcome.thread_id, outcome.detail)
+        logger.warning("rollback left thread %r as it was: %s", outcome.thread_id, said)
+    elif said:
+        logger.warning("rollback of thread %r: %s", outcome.thread_id, said)
 
 
 OWN_ROLLBACKS = {"delete_for_runs": delete_for_runs, "adelete_for_runs": adelete_for_runs}

@@ -229,12 +229,7 @@ def prune_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def forget_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--run",
-        required=True,
-        metavar="RUN_ID",
-        help="the prune or rollback run whose archive to drop",
-    )
+    command.add_argument("--run", required=True, metavar="RUN_ID", help="the run to forget")
 
 
 def no_arguments(command: argparse.ArgumentParser) -> None:

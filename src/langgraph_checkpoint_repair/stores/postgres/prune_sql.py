@@ -30,12 +30,13 @@ SELECT pg_try_advisory_xact_lock(
         hashtextextended('langgraph-repair prune ' || current_schema() || ' ' || %s, 0)),
     set_config('synchronous_commit', 'off', true)"""
 """The thread's lock (another for the same thread id in another schema's tables: an
-advisory lock is the whole database's), and a commit that does not wait for the WAL to reach the disk: a
-server that crashes just after loses the whole transaction, the deletes with the
-archive rows that undo them, so the thread is as it was, never half pruned. The run's
-record is committed with the server's own setting when the run ends, and that flush
-makes every prune before it durable: a run reported finished lost nothing. Waiting for
-each thread's flush was a third of a prune's time on a store of short threads."""
+advisory lock is the whole database's), and a commit that does not wait for the WAL
+to reach the disk: a server that crashes just after loses the whole transaction, the
+deletes with the archive rows that undo them, so the thread is as it was, never half
+pruned. The run's record is committed with the server's own setting when the run
+ends, and that flush makes every prune before it durable: a run reported finished
+lost nothing. Waiting for each thread's flush was a third of a prune's time on a
+store of short threads."""
 SNAPSHOT_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ"
 
 THREADS_SQL = """
