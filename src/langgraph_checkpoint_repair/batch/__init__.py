@@ -1,4 +1,4 @@
-"""The batch job: repair a whole thread store, audit it, undo it; prune it."""
+"""The batch job: repair a whole thread store, audit it, undo it; prune it, roll runs back."""
 
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # the names as checkers see them; at run time, `__getattr__` 
     from .report import ThreadReport as ThreadReport
     from .report import UndoReport as UndoReport
     from .report import UnknownRun as UnknownRun
+    from .rollback import arollback_runs as arollback_runs
+    from .rollback import rollback_runs as rollback_runs
     from .runner import acount_heads as acount_heads
     from .runner import arepair_threads as arepair_threads
     from .runner import count_heads as count_heads
@@ -53,6 +55,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "undo_prune",
         ),
         ".report": ("RunReport", "StoreLost", "ThreadReport", "UndoReport", "UnknownRun"),
+        ".rollback": ("arollback_runs", "rollback_runs"),
         ".runner": ("acount_heads", "arepair_threads", "count_heads", "migrate", "repair_threads"),
         ".undo": ("aundo_run", "undo_run"),
     },
