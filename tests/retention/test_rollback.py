@@ -22,9 +22,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
 from langgraph_checkpoint_repair import PatchingCheckpointer
+from langgraph_checkpoint_repair.batch import arollback_runs, rollback_runs
 from langgraph_checkpoint_repair.batch.pruning import PruneReport
 from langgraph_checkpoint_repair.batch.report import UnknownRun
-from langgraph_checkpoint_repair.batch import arollback_runs, rollback_runs
 from tests.support.delta_agents import REDUCERS, delta_state
 from tests.support.pruning import (
     PRUNE_KINDS,
