@@ -17,6 +17,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_checkpoint_repair.batch import RunReport
 from tests.support import memory_target
+from tests.support.redis_server import redis_server
 from tests.support.report_checks import assert_consistent
 from tests.support.seeding import Seeded, seed
 from tests.support.stores import Store, open_store
@@ -68,6 +69,24 @@ def other_pg_uri(postgres_server: str) -> Iterator[str]:
     """Another fresh schema of the same database, beside `pg_uri`'s."""
     with fresh_schema(postgres_server) as uri:
         yield uri
+
+
+@pytest.fixture(scope="session")
+def redis_server_url() -> Iterator[str]:
+    """A Redis server of the session's own, with RedisJSON and RediSearch."""
+    with redis_server() as url:
+        yield url
+
+
+@pytest.fixture
+def redis_url(redis_server_url: str) -> str:
+    """That server, emptied: RediSearch indexes database 0 only, so a test has the
+    whole keyspace to itself instead of a database of its own."""
+    import redis
+
+    with redis.Redis.from_url(redis_server_url) as client:
+        client.flushall()
+    return redis_server_url
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -77,7 +77,8 @@ def test_repair_then_undo_through_the_command(target: tuple[str, Seeded]) -> Non
     code, output = run("repair", uri, "--min-idle", "0", "--json")
     repaired = last_json(output)
     assert code == 0
-    assert list(repaired) == RUN_KEYS
+    through_api = "://" not in uri  # a module:attr factory: the saver's list() is all it has
+    assert list(repaired) == RUN_KEYS + (["listed_by_saver"] if through_api else [])
     assert repaired["threads_repaired"] == repaired["checkpoints_written"] == len(seeded.broken)
     assert repaired["skipped"] == {"in_flight": 1}
     assert last_json(run("repair", uri, "--min-idle", "0", "--json")[1])["threads_repaired"] == 0

@@ -14,6 +14,7 @@ from ..codes import DRIFT_CODES
 from ..decisions.plan import Assessment
 from ..engine import RepairAction
 from ..redact import one_line
+from ..stores.generic.listing import SaverListing
 from ..waiting import WaitingHead
 
 Outcome = Literal[
@@ -181,6 +182,8 @@ class RunReport:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc), compare=False)
     """The run's start: the ages of waiting heads are taken at it."""
+    listed_by_saver: SaverListing | None = None
+    """What the saver's `list()` showed, where the run had only the saver's API."""
 
     def refused(self, names: Iterable[str]) -> None:
         with self._lock:
@@ -304,7 +307,12 @@ class RunReport:
             ),
             **self.waiting_json(),
             **({"stopped": True} if self.stopped else {}),
+            **self.listing_json(),
         }
+
+    def listing_json(self) -> dict[str, Any]:
+        listing = self.listed_by_saver
+        return {} if listing is None else {"listed_by_saver": listing.to_json()}
 
     def waiting_json(self) -> dict[str, Any]:
         """`waiting_heads`, and the heads themselves unless they were handed over."""

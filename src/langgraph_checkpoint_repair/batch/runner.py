@@ -109,6 +109,7 @@ class _SyncRun(_Run):
                 self.ledger.raise_if_lost()
                 if self.ledger.page_done(self.store.saver.serde):
                     break
+            self.ledger.report.listed_by_saver = self.store.listing
             self.ledger.finished(self.store.saver.serde)
             if not self.options.dry_run:
                 self.store.finish_run(self.options.run_id, self.ledger.report.to_json())
@@ -221,6 +222,7 @@ class _AsyncRun(_Run):
                 self.ledger.raise_if_lost()
                 if self.ledger.page_done(self.store.saver.serde):
                     break
+            self.ledger.report.listed_by_saver = self.store.listing
             self.ledger.finished(self.store.saver.serde)
             if not o.dry_run:
                 await self.store.finish_run(o.run_id, self.ledger.report.to_json())

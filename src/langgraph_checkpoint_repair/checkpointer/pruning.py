@@ -12,7 +12,10 @@ The wrapper offers them where the inner saver class has them, and where a pruner
 deletes its store's rows (an `AsyncSqliteSaver` has no `aprune` of its own): `aprune`
 on a saver that talks to its database asynchronously, `prune` on one that does not.
 `delete` and `delete_all` delete the threads whole, by the inner saver's own delete;
-a saver whose rows no pruner deletes prunes by its own method. The pruners load at
+a saver whose rows no pruner deletes prunes by its own method, except a thread that
+holds a delta channel, which it never gets (that prune would cut the chain the channel
+is rebuilt from, as the Redis savers' does): such a thread is logged and left as it
+was. The pruners load at
 the first call: a wrapper that never prunes loads none of them."""
 
 from __future__ import annotations
@@ -59,7 +62,10 @@ def safe_prune(inner: Callable[..., Any] | None) -> Callable[..., Any]:
         if strategy in DELETES:
             return _deleted(saver, inner, ids)
         if not can_prune(saver):
-            return inner(saver, ids, strategy=strategy)  # type: ignore[misc,no-any-return]
+            plain = [t for t in ids if not _refused(t, _delta_in(saver.list(_thread(t))))]
+            if plain:  # some savers refuse an empty list
+                inner(saver, plain, strategy=strategy)  # type: ignore[misc]
+            return None
         if is_async(saver):  # as LangGraph's async savers do: on the saver's own loop
             future = asyncio.run_coroutine_threadsafe(self.aprune(ids), saver.loop)
             return future.result()  # type: ignore[no-any-return]
@@ -90,7 +96,9 @@ def safe_aprune(inner: Callable[..., Any] | None) -> Callable[..., Any]:
             await _adeleted(saver, inner, ids)
             return
         if not can_prune(saver):
-            await inner(saver, ids, strategy=strategy)  # type: ignore[misc]
+            plain = [t for t in ids if not _refused(t, await _adelta_in(saver, t))]
+            if plain:
+                await inner(saver, plain, strategy=strategy)  # type: ignore[misc]
             return
         if not is_async(saver):
             await asyncio.to_thread(self.prune, ids)
@@ -128,6 +136,36 @@ async def _adeleted(saver: Any, inner: Callable[..., Any] | None, ids: list[str]
         return
     for thread_id in ids:
         await saver.adelete_thread(thread_id)
+
+
+DELTA_REFUSED = (
+    "prune left thread %r as it was: its delta channels (%s) are rebuilt from earlier "
+    "checkpoints, which this saver's own prune would delete; the package prunes them "
+    "only on a store it reads itself (postgresql://, sqlite:///)"
+)
+
+
+def _thread(thread_id: str) -> Any:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def _delta_in(listed: Any) -> set[str]:
+    """The delta channels any of the thread's checkpoints shows."""
+    from ..delta.channels import delta_channel_names
+
+    return {name for tup in listed for name in delta_channel_names(tup)}
+
+
+async def _adelta_in(saver: Any, thread_id: str) -> set[str]:
+    return _delta_in([tup async for tup in saver.alist(_thread(thread_id))])
+
+
+def _refused(thread_id: str, channels: set[str]) -> bool:
+    """A thread holding a delta channel is never handed to a saver's own prune: the
+    channel's value needs the chain that prune would cut. Logged."""
+    if channels:
+        logger.warning(DELTA_REFUSED, thread_id, ", ".join(sorted(channels)))
+    return bool(channels)
 
 
 def _logged(outcome: ThreadPruned) -> None:

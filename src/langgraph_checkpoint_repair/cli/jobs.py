@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import batch
 from ..decoding.strict import StrictSerializer
+from ..stores.generic.listing import capped_warning
 from ..targets.opening import aopen_saver, open_saver
 from ..targets.saver_api import ASYNC_API, SYNC_API, implements, refuses_sync
 from .arguments import TABLE_ROWS
@@ -310,7 +311,12 @@ class Job:
         untold = self.waiting_only and report.waiting_unchecked
         if untold:
             print(f"langgraph-repair: {waiting_untold(report)}", file=sys.stderr)
-        return self.exit_code(report.stopped, bool(report.errors) or closed or bool(untold))
+        listing = report.listed_by_saver
+        capped = listing is not None and listing.may_be_capped
+        if listing is not None and capped:  # threads past a cap were never seen: no all-clear
+            print(f"langgraph-repair: warning: {capped_warning(listing)}", file=sys.stderr)
+        failed = bool(report.errors) or closed or bool(untold) or capped
+        return self.exit_code(report.stopped, failed)
 
     def gate_closed(self, report: RunReport) -> bool:
         """Whether `scan --graph`, the gate before a deploy, found threads the graph would

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..batch.report import RunReport, ThreadReport, UndoReport, thread_order
 from ..decoding.integrity import Finding
 from ..decoding.names import type_text
+from ..stores.generic.listing import SaverListing
 from ..waiting import WaitingHead
 from .cells import one_line
 from .tables import print_table
@@ -64,6 +65,7 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
     rows = [(title, report.run_id), *_gate_rows(report)]
     rows += [
         ("threads scanned", f"{report.threads_scanned:,}"),
+        *_listing_rows(report.listed_by_saver),
         ("threads needing repair", f"{report.threads_needing_repair:,}"),
         (f"threads {verb}", f"{report.threads_repaired:,}"),
         (written, f"{report.checkpoints_written:,}"),
@@ -93,6 +95,14 @@ def print_summary(report: RunReport, out: TextIO, title: str) -> None:
     for error in report.errors:
         out.write(f"error: thread {error['thread_id']!r} {error['checkpoint_ns']!r}: ")
         out.write(f"{one_line(error['error'])}\n")
+
+
+def _listing_rows(listing: SaverListing | None) -> list[tuple[str, str]]:
+    """What the saver's `list()` showed, where the run had nothing else."""
+    if listing is None:
+        return []
+    shown = f"{listing.checkpoints:,} checkpoints of {listing.threads:,} threads"
+    return [("listed by the saver's API", shown)]
 
 
 UNDECODED = (

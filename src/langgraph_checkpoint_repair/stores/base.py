@@ -17,6 +17,7 @@ from ..decisions.undo_plans import RepairEntry as RepairEntry
 from ..decisions.undo_plans import entry_from_metadata as entry_from_metadata
 from ..decoding.integrity import StoredValue
 from ..waiting import WaitingHead
+from .generic.listing import SaverListing
 from .stored_values import ThreadBlobs
 
 PAGE_SIZE = 1000
@@ -108,6 +109,7 @@ class Selection:
 
 class ThreadStore(Protocol):
     saver: BaseCheckpointSaver[Any]
+    listing: SaverListing | None
     nul_matters: bool
     rewrites_writes: bool
     lists_waiting: bool
@@ -141,6 +143,7 @@ class ThreadStore(Protocol):
 
 class AsyncThreadStore(Protocol):
     saver: BaseCheckpointSaver[Any]
+    listing: SaverListing | None
     nul_matters: bool
     rewrites_writes: bool
     lists_waiting: bool

@@ -31,6 +31,7 @@ from ...decoding.integrity import StoredValue
 from ..base import Head, RepairEntry, Selection, aput_new, entry_from_metadata, put_new
 from ..claims import claim
 from ..stored_values import ThreadBlobs
+from .listing import NotLoadable, SaverListing, of_run, refuses_filter
 
 HeadKey = tuple[str, str, str]
 NO_REWRITES = "this store keeps U+0000 as it is: no pending write needs rewriting"
@@ -58,10 +59,14 @@ def _pages_of(heads: list[Head], size: int) -> Iterator[list[Head]]:
         yield heads[start : start + size]
 
 
+def _thread_scope(thread_id: str) -> Any:
+    return {"configurable": {"thread_id": thread_id}}
+
+
 def _scopes(selection: Selection) -> list[Any]:
     if selection.threads is None:
         return [None]
-    return [{"configurable": {"thread_id": t}} for t in selection.threads]
+    return [_thread_scope(t) for t in selection.threads]
 
 
 def _thread_config(thread_id: str, checkpoint_ns: str) -> Any:
@@ -83,18 +88,32 @@ def _newer(tup: CheckpointTuple, planned: Planned) -> bool:
     return tuple_key(tup)[2] > planned.checkpoint_id
 
 
+def _listed_keys(
+    listing: SaverListing, selection: Selection, listed: Iterable[CheckpointTuple]
+) -> Iterator[HeadKey]:
+    for tup in listed:
+        key = tuple_key(tup)
+        listing.saw(key[0])
+        if selection.takes(key[0]):
+            yield key
+
+
 class GenericStore:
     """Sync store over any saver."""
+
+    listing: SaverListing | None = None
+    """What the last `pages` was shown by the saver's `list()`; None: a driver read the
+    store itself."""
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         self.saver = saver
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
+        self.listing = listing = SaverListing()
         keys = (
-            tuple_key(tup)
+            key
             for scope in _scopes(selection)
-            for tup in self.saver.list(scope)
-            if selection.takes(tup.config["configurable"]["thread_id"])
+            for key in _listed_keys(listing, selection, self.saver.list(scope))
         )
         yield from _pages_of(_latest(keys), selection.page_size)
 
@@ -103,7 +122,14 @@ class GenericStore:
         return None
 
     def load(self, head: Head) -> CheckpointTuple | None:
-        return self.saver.get_tuple(head.config)
+        """The head; None if it is gone, and `NotLoadable` if the saver still lists
+        the thread but cannot load what it lists."""
+        tup = self.saver.get_tuple(head.config)
+        if tup is None and next(
+            iter(self.saver.list(_thread_scope(head.thread_id), limit=1)), None
+        ):
+            raise NotLoadable(head.config)
+        return tup
 
     def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         tup = self.saver.get_tuple(_thread_config(thread_id, checkpoint_ns))
@@ -194,10 +220,20 @@ class GenericStore:
         """Nothing to do: the run's report is returned to the caller."""
 
     def repairs_of(self, run_id: str) -> Iterator[RepairEntry]:
-        for tup in self.saver.list(None, filter={RUN_KEY: run_id}):
+        for tup in self._of_run(run_id):
             entry = entry_from_metadata(tup, run_id)
             if entry is not None:
                 yield entry
+
+    def _of_run(self, run_id: str) -> Iterator[CheckpointTuple]:
+        """The run's checkpoints, by the saver's metadata filter; filtered here where the
+        saver refuses the key (before it lists anything)."""
+        try:
+            yield from self.saver.list(None, filter={RUN_KEY: run_id})
+        except (ValueError, NotImplementedError) as error:
+            if not refuses_filter(error):
+                raise
+            yield from of_run(self.saver.list(None), RUN_KEY, run_id)
 
     def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
         """Never asked: only a store where `rewrites_writes` changes pending writes."""
@@ -219,16 +255,15 @@ class GenericStore:
 class AsyncGenericStore:
     """Async store over any saver: the twin of `GenericStore`."""
 
+    listing: SaverListing | None = None
+
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         self.saver = saver
 
     async def pages(self, selection: Selection) -> AsyncIterator[list[Head]]:
-        keys = [
-            tuple_key(tup)
-            for scope in _scopes(selection)
-            async for tup in self.saver.alist(scope)
-            if selection.takes(tup.config["configurable"]["thread_id"])
-        ]
+        self.listing = listing = SaverListing()
+        listed = [tup for scope in _scopes(selection) async for tup in self.saver.alist(scope)]
+        keys = _listed_keys(listing, selection, listed)
         for page in _pages_of(_latest(keys), selection.page_size):
             yield page
 
@@ -236,7 +271,13 @@ class AsyncGenericStore:
         return None
 
     async def load(self, head: Head) -> CheckpointTuple | None:
-        return await self.saver.aget_tuple(head.config)
+        """The twin of `GenericStore.load`."""
+        tup = await self.saver.aget_tuple(head.config)
+        if tup is None and [
+            t async for t in self.saver.alist(_thread_scope(head.thread_id), limit=1)
+        ]:
+            raise NotLoadable(head.config)
+        return tup
 
     async def head_id(self, thread_id: str, checkpoint_ns: str) -> str | None:
         tup = await self.saver.aget_tuple(_thread_config(thread_id, checkpoint_ns))
@@ -316,10 +357,22 @@ class AsyncGenericStore:
         """Nothing to do: the run's report is returned to the caller."""
 
     async def repairs_of(self, run_id: str) -> AsyncIterator[RepairEntry]:
-        async for tup in self.saver.alist(None, filter={RUN_KEY: run_id}):
+        async for tup in self._of_run(run_id):
             entry = entry_from_metadata(tup, run_id)
             if entry is not None:
                 yield entry
+
+    async def _of_run(self, run_id: str) -> AsyncIterator[CheckpointTuple]:
+        """The twin of `GenericStore._of_run`."""
+        try:
+            async for tup in self.saver.alist(None, filter={RUN_KEY: run_id}):
+                yield tup
+        except (ValueError, NotImplementedError) as error:
+            if not refuses_filter(error):
+                raise
+            async for tup in self.saver.alist(None):
+                if (tup.metadata or {}).get(RUN_KEY) == run_id:
+                    yield tup
 
     async def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
         raise NotImplementedError(NO_REWRITES)
