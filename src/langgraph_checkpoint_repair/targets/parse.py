@@ -43,6 +43,12 @@ def parse_target(text: str) -> Target:
         if not path:
             raise TargetError("sqlite:/// needs a file path, e.g. sqlite:///threads.sqlite")
         return Target("sqlite", path)
+    if scheme in ("redis", "rediss"):
+        raise TargetError(
+            f"{redact.scrub(text)!r}: a Redis store has no TARGET of its own yet; name a "
+            "factory that opens its saver (module:attr), which the command uses through "
+            "the saver's API"
+        )
     module, _, attr = text.partition(":")
     if "://" not in text and module and attr.isidentifier():
         if "/" in module or "\\" in module or module.endswith(".py"):
