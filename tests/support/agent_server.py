@@ -78,7 +78,7 @@ def agent_server(
         _wait_until_ready(url, process, log_file)
         yield Server(url, log_file)
     finally:
-        _stop(process)
+        stop_by_pid(process)
 
 
 def _wait_until_ready(url: str, process: subprocess.Popen[bytes], log_file: Path) -> None:
@@ -93,7 +93,8 @@ def _wait_until_ready(url: str, process: subprocess.Popen[bytes], log_file: Path
     raise RuntimeError(f"the server did not answer:\n{log_file.read_text()[-3000:]}")
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop_by_pid(process: subprocess.Popen[bytes]) -> None:
+    """A server the tests started: SIGTERM by its pid, SIGKILL if it lingers."""
     if process.poll() is None:
         os.kill(process.pid, signal.SIGTERM)
         try:

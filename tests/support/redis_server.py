@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.agent_server import stop_by_pid
 from tests.support.postgres_cluster import free_port
 
 MODULES_ENV = "LANGGRAPH_REPAIR_REDIS_MODULES"
@@ -32,7 +32,7 @@ def _missing() -> str | None:
     """Why no server can be started here, or None."""
     if shutil.which("valkey-server") is None:
         return "valkey-server is not installed (Debian: bookworm-backports' valkey-server)"
-    folder = Path(os.environ.get(MODULES_ENV, DEFAULT_MODULES))
+    folder = modules_folder()
     absent = [name for name in MODULES if not (folder / name).is_file()]
     if absent:
         return f"no {', '.join(absent)} in {folder} (set {MODULES_ENV}; .ci/run fetches them)"
@@ -83,11 +83,5 @@ def redis_server() -> Iterator[str]:
             time.sleep(0.05)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        if server.poll() is None:
-            os.kill(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(server.pid, signal.SIGKILL)
-            server.wait()
+        stop_by_pid(server)
         shutil.rmtree(workdir, ignore_errors=True)
