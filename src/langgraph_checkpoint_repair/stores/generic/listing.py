@@ -10,7 +10,6 @@ that no run reports an all-clear for threads it never saw.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,12 +66,12 @@ class NotLoadable(LookupError):
         )
 
 
-def refuses_filter(error: Exception) -> bool:
+def refuses_filter(error: ValueError | NotImplementedError) -> bool:
     """A saver's `list(filter=...)` refusing a key it does not index (as Redis's do)."""
-    return isinstance(error, (ValueError, NotImplementedError)) and "filter" in str(error)
+    return "filter" in str(error)
 
 
-def of_run(listed: Iterable[CheckpointTuple], key: str, run_id: str) -> Iterator[CheckpointTuple]:
-    """The listed checkpoints whose metadata names the run, filtered here, not by the
-    saver."""
-    return (tup for tup in listed if (tup.metadata or {}).get(key) == run_id)
+def names_run(tup: CheckpointTuple, key: str, run_id: str) -> bool:
+    """Whether the checkpoint's metadata names the run: the filter, applied here where
+    the saver will not."""
+    return (tup.metadata or {}).get(key) == run_id

@@ -31,7 +31,7 @@ from ...decoding.integrity import StoredValue
 from ..base import Head, RepairEntry, Selection, aput_new, entry_from_metadata, put_new
 from ..claims import claim
 from ..stored_values import ThreadBlobs
-from .listing import NotLoadable, SaverListing, of_run, refuses_filter
+from .listing import NotLoadable, SaverListing, names_run, refuses_filter
 
 HeadKey = tuple[str, str, str]
 NO_REWRITES = "this store keeps U+0000 as it is: no pending write needs rewriting"
@@ -233,7 +233,7 @@ class GenericStore:
         except (ValueError, NotImplementedError) as error:
             if not refuses_filter(error):
                 raise
-            yield from of_run(self.saver.list(None), RUN_KEY, run_id)
+            yield from (tup for tup in self.saver.list(None) if names_run(tup, RUN_KEY, run_id))
 
     def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
         """Never asked: only a store where `rewrites_writes` changes pending writes."""
@@ -371,7 +371,7 @@ class AsyncGenericStore:
             if not refuses_filter(error):
                 raise
             async for tup in self.saver.alist(None):
-                if (tup.metadata or {}).get(RUN_KEY) == run_id:
+                if names_run(tup, RUN_KEY, run_id):
                     yield tup
 
     async def rewrite_writes(self, run_id: str, plan: RewritePlan) -> WriteOutcome:
