@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("langgraph.checkpoint.redis", reason="the Redis tests need the dev extra")
 
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint
 from langgraph.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph.checkpoint.redis.ashallow import AsyncShallowRedisSaver
 from langgraph.checkpoint.redis.shallow import ShallowRedisSaver
@@ -111,12 +112,54 @@ def test_only_a_round_count_of_checkpoints_may_be_a_cap(checkpoints: int, capped
     assert listing.may_be_capped is capped
 
 
-def test_what_the_listing_saw_is_counted_by_thread() -> None:
+def listed(thread_id: str, n: int, metadata: dict[str, Any]) -> CheckpointTuple:
+    where = {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": f"{n:04}"}
+    return CheckpointTuple({"configurable": where}, empty_checkpoint(), metadata)  # type: ignore[arg-type]
+
+
+def test_what_the_listing_saw_is_counted_by_thread_and_delta_namespace() -> None:
     listing = SaverListing()
-    for thread_id in ("a", "a", "b"):
-        listing.saw(thread_id)
+    counted = {"counters_since_delta_snapshot": {"messages": 2}}
+    for n, (thread_id, metadata) in enumerate([("a", {}), ("a", counted), ("b", {})]):
+        listing.saw(listed(thread_id, n, metadata))
     shown: dict[str, Any] = listing.to_json()
     assert shown == {"checkpoints": 3, "threads": 2, "may_be_capped": False}
+    assert listing.delta_namespaces == {("a", "")}
+
+
+async def delta_threads(saver: AsyncRedisSaver) -> Any:
+    """Three delta threads: "cut" by the saver's own prune, "whole", and "updated",
+    which began with `update_state` (a chain that starts with no parent, and is whole)."""
+    store = Store(saver, is_async=True)
+    delta = delta_chat(saver)
+    for thread_id in ("cut", "whole"):
+        for turn in range(4):  # the head is no snapshot: it is rebuilt from its chain
+            await store.invoke(delta, {"messages": [HumanMessage(f"t{turn}")]}, config(thread_id))
+    await delta.aupdate_state(config("updated"), {"messages": [HumanMessage("seeded")]})
+    await store.invoke(delta, {"messages": [HumanMessage("next")]}, config("updated"))
+    await saver.aprune(["cut"])  # the saver's keep_latest: the chain back to the seed goes
+    return delta
+
+
+@pytest.mark.parametrize("factory", ["redis_saver", "async_redis_saver"])
+async def test_a_chain_the_savers_own_prune_cut_is_found_through_the_api(
+    redis_url: str, factory: str
+) -> None:
+    async with AsyncRedisSaver.from_conn_string(redis_url) as saver:
+        delta = await delta_threads(saver)
+        assert await messages_of(Store(saver, is_async=True), delta, config("cut")) == []
+
+    code, out, err = command(redis_url, "scan", f"{FACTORIES}:{factory}", "--min-idle", "0",
+                             "--json")  # fmt: skip
+    report = last_json(out)
+    assert code == EXIT_OK, err
+    assert report["skipped"] == {"history_lost": 1}
+    assert report["findings"] == {"delta_seed_missing": 1}
+    lost = {
+        t["thread_id"]: [f["code"] for f in t["findings"]]
+        for t in report["threads"] if t["outcome"] == "history_lost"
+    }  # fmt: skip
+    assert lost == {"cut": ["delta_seed_missing"]}
 
 
 async def two_threads(store: Store) -> tuple[Any, Any]:

@@ -15,6 +15,9 @@ from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
 
+from ...decisions.plan import tuple_key
+from ...delta.channels import delta_channel_names
+
 ROUND = 100
 """A count of checkpoints that is a multiple of this (100 at least) may be a cap."""
 
@@ -25,10 +28,16 @@ class SaverListing:
 
     checkpoints: int = 0
     thread_ids: set[str] = field(default_factory=set)
+    delta_namespaces: set[tuple[str, str]] = field(default_factory=set)
+    """(thread, namespace) of the listed checkpoints that show a delta channel: whose
+    chains a run then checks (`lost.seeds_missing`)."""
 
-    def saw(self, thread_id: str) -> None:
+    def saw(self, tup: CheckpointTuple) -> None:
+        thread_id, ns, _ = tuple_key(tup)
         self.checkpoints += 1
         self.thread_ids.add(thread_id)
+        if delta_channel_names(tup):
+            self.delta_namespaces.add((thread_id, ns))
 
     @property
     def threads(self) -> int:

@@ -19,6 +19,7 @@ the run that wrote last.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -32,6 +33,7 @@ from ..base import Head, RepairEntry, Selection, aput_new, entry_from_metadata, 
 from ..claims import claim
 from ..stored_values import ThreadBlobs
 from .listing import NotLoadable, SaverListing, names_run, refuses_filter
+from .lost import seeds_missing
 
 HeadKey = tuple[str, str, str]
 NO_REWRITES = "this store keeps U+0000 as it is: no pending write needs rewriting"
@@ -88,12 +90,16 @@ def _newer(tup: CheckpointTuple, planned: Planned) -> bool:
     return tuple_key(tup)[2] > planned.checkpoint_id
 
 
+def _shows_delta(listing: SaverListing | None, head: Head) -> bool:
+    return listing is not None and head.key[:2] in listing.delta_namespaces
+
+
 def _listed_keys(
     listing: SaverListing, selection: Selection, listed: Iterable[CheckpointTuple]
 ) -> Iterator[HeadKey]:
     for tup in listed:
         key = tuple_key(tup)
-        listing.saw(key[0])
+        listing.saw(tup)
         if selection.takes(key[0]):
             yield key
 
@@ -115,7 +121,15 @@ class GenericStore:
             for scope in _scopes(selection)
             for key in _listed_keys(listing, selection, self.saver.list(scope))
         )
-        yield from _pages_of(_latest(keys), selection.page_size)
+        for page in _pages_of(_latest(keys), selection.page_size):
+            yield [self._with_history(head, selection) for head in page]
+
+    def _with_history(self, head: Head, selection: Selection) -> Head:
+        """The head, with the delta chains the saver's own prune cut (`lost`)."""
+        if not _shows_delta(self.listing, head):
+            return head
+        listed = self.saver.list(_thread_config(head.thread_id, head.checkpoint_ns))
+        return replace(head, history_lost=seeds_missing(listed, selection.channels))
 
     def count_heads(self, selection: Selection) -> int | None:
         """Unknown without listing the whole store, which is what a run does anyway."""
@@ -265,7 +279,15 @@ class AsyncGenericStore:
         listed = [tup for scope in _scopes(selection) async for tup in self.saver.alist(scope)]
         keys = _listed_keys(listing, selection, listed)
         for page in _pages_of(_latest(keys), selection.page_size):
-            yield page
+            yield [await self._with_history(head, selection) for head in page]
+
+    async def _with_history(self, head: Head, selection: Selection) -> Head:
+        """The twin of `GenericStore._with_history`."""
+        if not _shows_delta(self.listing, head):
+            return head
+        scope = _thread_config(head.thread_id, head.checkpoint_ns)
+        listed = [tup async for tup in self.saver.alist(scope)]
+        return replace(head, history_lost=seeds_missing(listed, selection.channels))
 
     async def count_heads(self, selection: Selection) -> int | None:
         return None
