@@ -52,6 +52,7 @@ DRIVERS = {
         "js-postgres", "postgres", "JsPostgresStore", "AsyncJsPostgresStore", True
     ),
     "sqlite": Driver("sqlite", "sqlite", "SqliteStore", "AsyncSqliteStore"),
+    "redis": Driver("redis", "redis", "RedisStore", "AsyncRedisStore"),
     "generic": Driver("generic", "generic", "GenericStore", "AsyncGenericStore"),
 }
 """Every driver, by name."""
@@ -64,6 +65,7 @@ SAVERS = {
     "langgraph.checkpoint.memory": "generic",
     "langgraph_checkpoint_repair.stores.postgres.js_saver": "js-postgres",
     "langgraph_checkpoint_repair.stores.sqlite.js_saver": "sqlite",
+    "langgraph_checkpoint_repair.stores.redis.saver": "redis",
 }
 """The module of each saver class a driver reads the tables of, by its driver's name."""
 

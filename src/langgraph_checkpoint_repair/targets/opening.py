@@ -2,6 +2,7 @@
 
     postgresql://user@host/db   PostgresSaver / AsyncPostgresSaver (a pool)
     sqlite:///path/to/file      SqliteSaver / AsyncSqliteSaver, taught LangGraph.js's threads
+    redis://host:port/db        RedisSaver / AsyncRedisSaver, loading every write
     package.module:attr         a saver, or a callable (plain or `async def`)
                                 returning a saver or a (async) context
                                 manager yielding one
@@ -83,6 +84,11 @@ def open_saver(
             yield saver
         finally:
             conn.close()
+    elif target.kind == "redis":
+        from ..stores.redis.opening import redis_saver
+
+        with redis_saver(target.location) as rsaver:
+            yield rsaver
     else:
         with factory_saver(target.location) as saver:
             yield saver
@@ -121,6 +127,11 @@ async def aopen_saver(
             else:
                 await aready_saver(asaver, tables)
             yield asaver
+    elif target.kind == "redis":
+        from ..stores.redis.opening import aredis_saver
+
+        async with aredis_saver(target.location) as rsaver:
+            yield rsaver
     else:
         async with afactory_saver(target.location) as saver:
             yield saver

@@ -2,6 +2,7 @@
 
 postgresql://user@host/db   a PostgreSQL server
 sqlite:///path/to/file      a SQLite file
+redis://[:password@]host[:port][/db]   a Redis server (rediss:// over TLS)
 package.module:attr         a saver, or a factory of one
 """
 
@@ -16,11 +17,12 @@ from .errors import TargetError
 
 @dataclass(frozen=True)
 class Target:
-    kind: Literal["postgres", "sqlite", "factory"]
+    kind: Literal["postgres", "sqlite", "redis", "factory"]
     location: str
 
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
+REDIS_SCHEMES = ("redis", "rediss")
 TARGET_ENV = "LANGGRAPH_REPAIR_TARGET"
 
 
@@ -43,12 +45,8 @@ def parse_target(text: str) -> Target:
         if not path:
             raise TargetError("sqlite:/// needs a file path, e.g. sqlite:///threads.sqlite")
         return Target("sqlite", path)
-    if scheme in ("redis", "rediss"):
-        raise TargetError(
-            f"{redact.scrub(text)!r}: a Redis store has no TARGET of its own yet; name a "
-            "factory that opens its saver (module:attr), which the command uses through "
-            "the saver's API"
-        )
+    if scheme in REDIS_SCHEMES:
+        return Target("redis", f"{scheme}://{rest}")
     module, _, attr = text.partition(":")
     if "://" not in text and module and attr.isidentifier():
         if "/" in module or "\\" in module or module.endswith(".py"):
@@ -58,6 +56,6 @@ def parse_target(text: str) -> Target:
             )
         return Target("factory", text)
     raise TargetError(
-        f"unknown target {redact.scrub(text)!r}: use postgresql://..., sqlite:///path "
-        "or module:attr"
+        f"unknown target {redact.scrub(text)!r}: use postgresql://..., sqlite:///path, "
+        "redis://... or module:attr"
     )

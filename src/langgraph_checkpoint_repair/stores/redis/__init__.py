@@ -1,0 +1,6 @@
+"""The Redis driver: langgraph-checkpoint-redis's stores, read through their own keys."""
+
+from .aio import AsyncRedisStore
+from .sync import RedisStore
+
+__all__ = ["AsyncRedisStore", "RedisStore"]

@@ -1,0 +1,81 @@
+"""The Redis driver's async store: the twin of `sync.RedisStore`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langgraph.checkpoint.base import CheckpointTuple
+
+from ...decisions.plan import RUN_KEY, NewCheckpoint
+from ..base import Head, Selection, aput_new
+from ..generic.store import AsyncGenericStore
+from .base import HEAD_FIELDS, PAGE, head_of, names_run, pointer_pattern, written_keys
+from .saver import AsyncRedisStoreSaver
+
+
+class AsyncRedisStore(AsyncGenericStore):
+    """Async store over an `AsyncRedisStoreSaver`."""
+
+    saver: AsyncRedisStoreSaver
+
+    async def pages(self, selection: Selection) -> AsyncIterator[list[Head]]:
+        self.listing = None
+        pointers: list[Any] = []
+        async for pointer in self._pointers(selection):
+            pointers.append(pointer)
+            if len(pointers) >= selection.page_size:
+                if page := await self._page(pointers, selection):
+                    yield page
+                pointers = []
+        if pointers and (page := await self._page(pointers, selection)):
+            yield page
+
+    async def _pointers(self, selection: Selection) -> AsyncIterator[Any]:
+        redis, prefix = self.saver._redis, self.saver._checkpoint_prefix
+        threads = [None] if selection.threads is None else selection.threads
+        for thread_id in threads:
+            pattern = pointer_pattern(prefix, thread_id)
+            async for pointer in redis.scan_iter(match=pattern, count=PAGE):
+                yield pointer
+
+    async def _page(self, pointers: list[Any], selection: Selection) -> list[Head]:
+        redis = self.saver._redis
+        pipe = redis.pipeline(transaction=False)
+        for pointer in pointers:
+            pipe.get(pointer)
+        keys = [key for key in await pipe.execute() if key]
+        pipe = redis.pipeline(transaction=False)
+        for key in keys:
+            pipe.json().get(key, *HEAD_FIELDS)
+        heads = [head_of(fields) for fields in await pipe.execute()]
+        taken = [h for h in heads if h is not None and selection.takes(h.thread_id)]
+        return sorted(taken, key=lambda head: head.key)
+
+    async def load(self, head: Head) -> CheckpointTuple | None:
+        return await self.saver.aget_tuple(head.config)
+
+    async def write(self, new: NewCheckpoint) -> None:
+        """The twin of `RedisStore.write`."""
+        await aput_new(self.saver, new, writes_first=False)
+        head, written = written_keys(self.saver, new)
+        left = await self.saver._redis.pttl(head)
+        if left > 0:
+            for key in written:
+                await self.saver._redis.pexpire(key, left)
+
+    async def _of_run(self, run_id: str) -> AsyncIterator[CheckpointTuple]:
+        """The twin of `RedisStore._of_run`."""
+        redis = self.saver._redis
+        pattern = f"{self.saver._checkpoint_prefix}:*"
+        keys = [key async for key in redis.scan_iter(match=pattern, count=PAGE)]
+        for start in range(0, len(keys), PAGE):
+            pipe = redis.pipeline(transaction=False)
+            for key in keys[start : start + PAGE]:
+                pipe.json().get(key, "$.metadata", *HEAD_FIELDS)
+            for fields in await pipe.execute():
+                head = head_of(fields)
+                if head is not None and names_run(fields.get("$.metadata"), RUN_KEY, run_id):
+                    tup = await self.saver.aget_tuple(head.config)
+                    if tup is not None:
+                        yield tup

@@ -1,0 +1,153 @@
+"""What the Redis driver knows of langgraph-checkpoint-redis's layout, without I/O.
+
+Each checkpoint is a RedisJSON document `checkpoint:{thread}:{ns}:{id}` holding its
+values inline; `checkpoint_latest:{thread}:{ns}` names the head's key; each pending
+write is a document `checkpoint_write:{thread}:{ns}:{id}:{task}:{idx}`. An empty
+namespace is stored as `__empty__`. The driver finds heads by their pointers (what
+the saver's own `get_tuple` resumes from), and a checkpoint's writes through the
+writes' search index, which holds every write document whatever the checkpoint's
+`has_writes` flag or the key registry say.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from langgraph.checkpoint.base import WRITES_IDX_MAP, PendingWrite
+from langgraph.checkpoint.redis.base import BaseRedisSaver
+from langgraph.checkpoint.redis.key_registry import SyncCheckpointKeyRegistry
+from langgraph.checkpoint.redis.util import (
+    from_storage_safe_id,
+    from_storage_safe_str,
+    to_storage_safe_id,
+    to_storage_safe_str,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from redisvl.query import FilterQuery
+from redisvl.query.filter import Tag
+
+from ...decisions.plan import NewCheckpoint
+from ..base import Head
+
+WRITE_FIELDS = ["task_id", "task_path", "idx", "channel", "type", "$.blob"]
+PAGE = 1000
+"""Write documents read per search round trip, and pointer keys per SCAN step."""
+HEAD_FIELDS = ("$.thread_id", "$.checkpoint_ns", "$.checkpoint_id")
+
+
+def pointer_pattern(prefix: str, thread_id: str | None = None) -> str:
+    """The SCAN pattern of the latest-checkpoint pointers: every one, or one thread's."""
+    if thread_id is None:
+        return f"{prefix}_latest:*"
+    return f"{prefix}_latest:{_glob_escaped(str(to_storage_safe_id(thread_id)))}:*"
+
+
+def _glob_escaped(text: str) -> str:
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
+
+
+def head_of(fields: Any) -> Head | None:
+    """A head from its document's identity fields (JSON.GET of `HEAD_FIELDS`); None when
+    the pointer names a document that is gone."""
+    if not isinstance(fields, Mapping):
+        return None
+    found = [fields.get(path) or [None] for path in HEAD_FIELDS]
+    thread_id, ns, checkpoint_id = (values[0] for values in found)
+    if not isinstance(thread_id, str) or not isinstance(checkpoint_id, str):
+        return None
+    return Head(
+        from_storage_safe_id(thread_id),
+        from_storage_safe_str(ns if isinstance(ns, str) else ""),
+        from_storage_safe_id(checkpoint_id),
+    )
+
+
+def writes_query(thread_id: str, ns: str, checkpoint_id: str, offset: int) -> FilterQuery:
+    """One page of a checkpoint's write documents, by the index's tags."""
+    where = (
+        (Tag("thread_id") == str(to_storage_safe_id(thread_id)))
+        & (Tag("checkpoint_ns") == to_storage_safe_str(ns))
+        & (Tag("checkpoint_id") == str(to_storage_safe_id(checkpoint_id)))
+    )
+    query = FilterQuery(filter_expression=where, return_fields=WRITE_FIELDS, num_results=PAGE)
+    query.paging(offset, PAGE)
+    return query
+
+
+def decoded_writes(serde: SerializerProtocol, docs: Iterable[Any]) -> list[PendingWrite]:
+    """The write documents as pending writes, in LangGraph's order (task path, task,
+    index), as the other savers load them."""
+    rows = sorted(docs, key=_write_order)
+    return [
+        (
+            str(getattr(doc, "task_id", "")),
+            str(getattr(doc, "channel", "")),
+            serde.loads_typed((str(getattr(doc, "type", "")), _blob(getattr(doc, "$.blob", "")))),
+        )
+        for doc in rows
+    ]
+
+
+def _write_order(doc: Any) -> tuple[str, str, int]:
+    idx = getattr(doc, "idx", 0)
+    return (str(getattr(doc, "task_path", "")), str(getattr(doc, "task_id", "")), int(idx))
+
+
+def _blob(stored: Any) -> bytes:
+    text = stored.encode() if isinstance(stored, str) else stored
+    return BaseRedisSaver._decode_blob_static(text)
+
+
+def names_run(metadata: Any, key: str, run_id: str) -> bool:
+    """Whether a checkpoint document's metadata (JSON.GET of `$.metadata`: a list
+    holding its JSON string) names the run."""
+    raw = metadata[0] if isinstance(metadata, list) and metadata else metadata
+    try:
+        found = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return False
+    return isinstance(found, Mapping) and found.get(key) == run_id
+
+
+def chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """`items` in lists of `size`, the last one shorter."""
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def written_keys(saver: Any, new: NewCheckpoint) -> tuple[str, list[str]]:
+    """The key of the head `new` is written on, and every key writing `new` stores (its
+    document, the namespace's pointer, its writes and their registry entry), named as
+    the saver names them."""
+    where = new.config["configurable"]
+    thread_id, ns = where["thread_id"], where.get("checkpoint_ns", "")
+    head = saver._make_redis_checkpoint_key(thread_id, ns, where["checkpoint_id"])
+    keys = [
+        saver._make_redis_checkpoint_key(thread_id, ns, new.checkpoint_id),
+        saver._make_redis_checkpoint_latest_key(thread_id, ns),
+    ]
+    for task_id, writes in new.task_writes():
+        for idx, (channel, _) in enumerate(writes):
+            index = WRITES_IDX_MAP.get(channel, idx)
+            keys.append(
+                saver._make_redis_checkpoint_writes_key(
+                    thread_id, ns, new.checkpoint_id, task_id, index
+                )
+            )
+    if new.writes:
+        keys.append(registry_key(thread_id, ns, new.checkpoint_id))
+    return head, keys
+
+
+def registry_key(thread_id: str, ns: str, checkpoint_id: str) -> str:
+    """The saver's sorted set of a checkpoint's write keys."""
+    return SyncCheckpointKeyRegistry.make_write_keys_zset_key(thread_id, ns, checkpoint_id)

@@ -1,0 +1,50 @@
+"""The savers a `redis://` TARGET opens: langgraph-checkpoint-redis's own, loading every
+pending write of a checkpoint.
+
+The stock savers skip a checkpoint's writes when its `has_writes` flag is false (which
+RedisSaver stores on checkpoints whose writes exist) or when the key registry has no
+entry (a RedisSaver that never ran `setup()` registers none). LangGraph's rebuild of
+a delta channel then loses messages, and a repair could answer a tool call that has
+its result. These subclasses read the writes through the writes' search index
+instead; everything else, the format they write included, is the stock saver's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.base import PendingWrite
+from langgraph.checkpoint.redis import RedisSaver
+from langgraph.checkpoint.redis.aio import AsyncRedisSaver
+
+from .base import decoded_writes, writes_query
+
+
+class RedisStoreSaver(RedisSaver):
+    """RedisSaver, loading every write of each checkpoint it loads."""
+
+    def _load_pending_writes_with_registry_check(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, *_: Any, **__: Any
+    ) -> list[PendingWrite]:
+        docs: list[Any] = []
+        while True:
+            query = writes_query(thread_id, checkpoint_ns, checkpoint_id, len(docs))
+            found = self.checkpoint_writes_index.search(query)
+            docs.extend(found.docs)
+            if not found.docs or len(docs) >= found.total:
+                return decoded_writes(self.serde, docs)
+
+
+class AsyncRedisStoreSaver(AsyncRedisSaver):
+    """AsyncRedisSaver, loading every write of each checkpoint it loads."""
+
+    async def _aload_pending_writes(
+        self, thread_id: str, checkpoint_ns: str = "", checkpoint_id: str = ""
+    ) -> list[PendingWrite]:
+        docs: list[Any] = []
+        while True:
+            query = writes_query(thread_id, checkpoint_ns, checkpoint_id, len(docs))
+            found = await self.checkpoint_writes_index.search(query)
+            docs.extend(found.docs)
+            if not found.docs or len(docs) >= found.total:
+                return decoded_writes(self.serde, docs)

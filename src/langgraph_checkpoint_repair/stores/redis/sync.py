@@ -1,0 +1,85 @@
+"""The Redis driver's sync store: heads found by their pointer keys, every write loaded.
+
+A run reads the keyspace in pages: SCAN walks the latest-checkpoint pointers (memory
+flat however many threads), one pipeline reads each page's heads. Loads and writes go
+through the saver (`saver.RedisStoreSaver`), so a repair is stored in the saver's own
+format; its keys then get the TTL the head has, so nothing outlives its thread. SCAN
+may hand out a key twice while the server resizes its table: that head is judged
+twice, and its second repair finds the head moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from langgraph.checkpoint.base import CheckpointTuple
+
+from ...decisions.plan import RUN_KEY, NewCheckpoint
+from ..base import Head, Selection, put_new
+from ..generic.store import GenericStore
+from .base import HEAD_FIELDS, PAGE, chunks, head_of, names_run, pointer_pattern, written_keys
+from .saver import RedisStoreSaver
+
+
+class RedisStore(GenericStore):
+    """Sync store over a `RedisStoreSaver`."""
+
+    saver: RedisStoreSaver
+
+    def pages(self, selection: Selection) -> Iterator[list[Head]]:
+        self.listing = None
+        for pointers in chunks(self._pointers(selection), selection.page_size):
+            heads = [h for h in self._heads(pointers) if h and selection.takes(h.thread_id)]
+            if heads:
+                yield sorted(heads, key=lambda head: head.key)
+
+    def _pointers(self, selection: Selection) -> Iterator[Any]:
+        redis, prefix = self.saver._redis, self.saver._checkpoint_prefix
+        threads = [None] if selection.threads is None else selection.threads
+        for thread_id in threads:
+            yield from redis.scan_iter(match=pointer_pattern(prefix, thread_id), count=PAGE)
+
+    def _heads(self, pointers: list[Any]) -> list[Head | None]:
+        redis = self.saver._redis
+        with redis.pipeline(transaction=False) as pipe:
+            for pointer in pointers:
+                pipe.get(pointer)
+            keys = [key for key in pipe.execute() if key]
+        with redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.json().get(key, *HEAD_FIELDS)
+            return [head_of(fields) for fields in pipe.execute()]
+
+    def load(self, head: Head) -> CheckpointTuple | None:
+        return self.saver.get_tuple(head.config)
+
+    def write(self, new: NewCheckpoint) -> None:
+        """The checkpoint first, then its writes: the saver marks `has_writes` only on a
+        checkpoint that exists, and its own loads skip the writes of one not marked."""
+        put_new(self.saver, new, writes_first=False)
+        self._keep_ttl(new)
+
+    def _keep_ttl(self, new: NewCheckpoint) -> None:
+        head, written = written_keys(self.saver, new)
+        left = self.saver._redis.pttl(head)
+        if left > 0:
+            for key in written:
+                self.saver._redis.pexpire(key, left)
+
+    def _of_run(self, run_id: str) -> Iterator[CheckpointTuple]:
+        """The run's checkpoints: every checkpoint document, its metadata read a page at
+        a time (the saver's search index does not hold metadata)."""
+        redis = self.saver._redis
+        pattern = f"{self.saver._checkpoint_prefix}:*"
+        for keys in chunks(redis.scan_iter(match=pattern, count=PAGE), PAGE):
+            with redis.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.json().get(key, "$.metadata", *HEAD_FIELDS)
+                found = pipe.execute()
+            for fields in found:
+                head = head_of(fields)
+                if head is not None and names_run(fields.get("$.metadata"), RUN_KEY, run_id):
+                    tup = self.saver.get_tuple(head.config)
+                    if tup is not None:
+                        yield tup
