@@ -21,6 +21,10 @@ NO_PRUNER = (
     "prune deletes rows of PostgreSQL and SQLite stores; {name} is reached only through "
     "its API, which has no per-checkpoint delete"
 )
+NOT_ON_REDIS = (
+    "prune, forget and rollback delete rows of PostgreSQL and SQLite stores only: a Redis "
+    "store is scanned and repaired (and repairs undone), and nothing in it is deleted"
+)
 
 
 class CannotPrune(ValueError):
@@ -59,7 +63,9 @@ def pruner_for(
     paths = PRUNERS.get(driver_for(saver).name)
     if paths is None:
         if required:
-            raise CannotPrune(NO_PRUNER.format(name=type(saver).__name__))
+            on_redis = driver_for(saver).name == "redis"
+            shown = type(saver).__name__
+            raise CannotPrune(NOT_ON_REDIS if on_redis else NO_PRUNER.format(name=shown))
         return None
     module, _, name = paths[asynchronous].partition(":")
     return getattr(import_module(module, __package__), name)(saver)

@@ -9,8 +9,9 @@ from langgraph.checkpoint.base import CheckpointTuple
 
 from ...decisions.plan import RUN_KEY, NewCheckpoint
 from ..base import Head, Selection, aput_new
-from ..generic.store import AsyncGenericStore
-from .base import HEAD_FIELDS, PAGE, head_of, names_run, pointer_pattern, written_keys
+from ..generic.store import AsyncGenericStore, NoStoredBytes
+from ..stored_values import ThreadBlobs
+from .base import HEAD_FIELDS, NO_TYPES, PAGE, head_of, names_run, pointer_pattern, written_keys
 from .saver import AsyncRedisStoreSaver
 
 
@@ -51,6 +52,9 @@ class AsyncRedisStore(AsyncGenericStore):
         heads = [head_of(fields) for fields in await pipe.execute()]
         taken = [h for h in heads if h is not None and selection.takes(h.thread_id)]
         return sorted(taken, key=lambda head: head.key)
+
+    def type_pages(self, all_checkpoints: bool) -> AsyncIterator[ThreadBlobs]:
+        raise NoStoredBytes(NO_TYPES)
 
     async def load(self, head: Head) -> CheckpointTuple | None:
         return await self.saver.aget_tuple(head.config)

@@ -17,8 +17,18 @@ from langgraph.checkpoint.base import CheckpointTuple
 
 from ...decisions.plan import RUN_KEY, NewCheckpoint
 from ..base import Head, Selection, put_new
-from ..generic.store import GenericStore
-from .base import HEAD_FIELDS, PAGE, chunks, head_of, names_run, pointer_pattern, written_keys
+from ..generic.store import GenericStore, NoStoredBytes
+from ..stored_values import ThreadBlobs
+from .base import (
+    HEAD_FIELDS,
+    NO_TYPES,
+    PAGE,
+    chunks,
+    head_of,
+    names_run,
+    pointer_pattern,
+    written_keys,
+)
 from .saver import RedisStoreSaver
 
 
@@ -50,6 +60,9 @@ class RedisStore(GenericStore):
             for key in keys:
                 pipe.json().get(key, *HEAD_FIELDS)
             return [head_of(fields) for fields in pipe.execute()]
+
+    def type_pages(self, all_checkpoints: bool) -> Iterator[ThreadBlobs]:
+        raise NoStoredBytes(NO_TYPES)
 
     def load(self, head: Head) -> CheckpointTuple | None:
         return self.saver.get_tuple(head.config)
