@@ -33,7 +33,7 @@ from ..base import Head, RepairEntry, Selection, aput_new, entry_from_metadata, 
 from ..claims import claim
 from ..stored_values import ThreadBlobs
 from .listing import NotLoadable, SaverListing, names_run, refuses_filter
-from .lost import seeds_missing
+from .lost import Lost, seeds_missing
 
 HeadKey = tuple[str, str, str]
 NO_REWRITES = "this store keeps U+0000 as it is: no pending write needs rewriting"
@@ -128,8 +128,13 @@ class GenericStore:
         """The head, with the delta chains the saver's own prune cut (`lost`)."""
         if not _shows_delta(self.listing, head):
             return head
+        return replace(head, history_lost=self.lost_history(head, selection))
+
+    def lost_history(self, head: Head, selection: Selection) -> Lost:
+        """`delta_seed_missing` for each selected channel whose chain, as the saver lists
+        the head's namespace, was cut short."""
         listed = self.saver.list(_thread_config(head.thread_id, head.checkpoint_ns))
-        return replace(head, history_lost=seeds_missing(listed, selection.channels))
+        return seeds_missing(listed, selection.channels)
 
     def count_heads(self, selection: Selection) -> int | None:
         """Unknown without listing the whole store, which is what a run does anyway."""
@@ -285,9 +290,12 @@ class AsyncGenericStore:
         """The twin of `GenericStore._with_history`."""
         if not _shows_delta(self.listing, head):
             return head
+        return replace(head, history_lost=await self.lost_history(head, selection))
+
+    async def lost_history(self, head: Head, selection: Selection) -> Lost:
+        """The twin of `GenericStore.lost_history`."""
         scope = _thread_config(head.thread_id, head.checkpoint_ns)
-        listed = [tup async for tup in self.saver.alist(scope)]
-        return replace(head, history_lost=seeds_missing(listed, selection.channels))
+        return seeds_missing([tup async for tup in self.saver.alist(scope)], selection.channels)
 
     async def count_heads(self, selection: Selection) -> int | None:
         return None

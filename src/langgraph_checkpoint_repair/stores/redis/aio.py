@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
@@ -12,6 +13,7 @@ from ..base import Head, Selection, aput_new
 from ..generic.store import AsyncGenericStore, NoStoredBytes
 from ..stored_values import ThreadBlobs
 from .base import HEAD_FIELDS, NO_TYPES, PAGE, head_of, names_run, pointer_pattern, written_keys
+from .look import head_of_document, looked, shows_delta, written_heads, written_query
 from .saver import AsyncRedisStoreSaver
 
 
@@ -41,6 +43,7 @@ class AsyncRedisStore(AsyncGenericStore):
                 yield pointer
 
     async def _page(self, pointers: list[Any], selection: Selection) -> list[Head]:
+        """The twin of `RedisStore._heads`."""
         redis = self.saver._redis
         pipe = redis.pipeline(transaction=False)
         for pointer in pointers:
@@ -48,10 +51,28 @@ class AsyncRedisStore(AsyncGenericStore):
         keys = [key for key in await pipe.execute() if key]
         pipe = redis.pipeline(transaction=False)
         for key in keys:
-            pipe.json().get(key, *HEAD_FIELDS)
-        heads = [head_of(fields) for fields in await pipe.execute()]
-        taken = [h for h in heads if h is not None and selection.takes(h.thread_id)]
-        return sorted(taken, key=lambda head: head.key)
+            pipe.json().get(key)
+        found = [(head_of_document(d), d) for d in await pipe.execute()]
+        taken = [(h, d) for h, d in found if h is not None and selection.takes(h.thread_id)]
+        written = await self._written([head for head, _ in taken])
+        heads = [await self._judged(h, d, h.key in written, selection) for h, d in taken]
+        return sorted(heads, key=lambda head: head.key)
+
+    async def _written(self, heads: list[Head]) -> set[tuple[str, str, str]]:
+        docs: list[Any] = []
+        while heads:
+            query = written_query(heads, len(docs), PAGE)
+            found = await self.saver.checkpoint_writes_index.search(query)
+            docs.extend(found.docs)
+            if not found.docs or len(docs) >= found.total:
+                break
+        return written_heads(docs)
+
+    async def _judged(self, head: Head, document: Any, written: bool, selection: Selection) -> Head:
+        head = looked(head, document, written, selection)
+        if shows_delta(document):
+            head = replace(head, history_lost=await self.lost_history(head, selection))
+        return head
 
     def type_pages(self, all_checkpoints: bool) -> AsyncIterator[ThreadBlobs]:
         raise NoStoredBytes(NO_TYPES)

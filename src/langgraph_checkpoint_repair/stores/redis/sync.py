@@ -11,6 +11,7 @@ twice, and its second repair finds the head moved.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
@@ -29,6 +30,7 @@ from .base import (
     pointer_pattern,
     written_keys,
 )
+from .look import head_of_document, looked, shows_delta, written_heads, written_query
 from .saver import RedisStoreSaver
 
 
@@ -40,7 +42,7 @@ class RedisStore(GenericStore):
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
         self.listing = None
         for pointers in chunks(self._pointers(selection), selection.page_size):
-            heads = [h for h in self._heads(pointers) if h and selection.takes(h.thread_id)]
+            heads = self._heads(pointers, selection)
             if heads:
                 yield sorted(heads, key=lambda head: head.key)
 
@@ -50,7 +52,8 @@ class RedisStore(GenericStore):
         for thread_id in threads:
             yield from redis.scan_iter(match=pointer_pattern(prefix, thread_id), count=PAGE)
 
-    def _heads(self, pointers: list[Any]) -> list[Head | None]:
+    def _heads(self, pointers: list[Any], selection: Selection) -> list[Head]:
+        """The page's heads, each with what its document proves (`look`)."""
         redis = self.saver._redis
         with redis.pipeline(transaction=False) as pipe:
             for pointer in pointers:
@@ -58,8 +61,28 @@ class RedisStore(GenericStore):
             keys = [key for key in pipe.execute() if key]
         with redis.pipeline(transaction=False) as pipe:
             for key in keys:
-                pipe.json().get(key, *HEAD_FIELDS)
-            return [head_of(fields) for fields in pipe.execute()]
+                pipe.json().get(key)
+            documents = pipe.execute()
+        found = [(head_of_document(d), d) for d in documents]
+        taken = [(h, d) for h, d in found if h is not None and selection.takes(h.thread_id)]
+        written = self._written([head for head, _ in taken])
+        return [self._judged(h, d, h.key in written, selection) for h, d in taken]
+
+    def _written(self, heads: list[Head]) -> set[tuple[str, str, str]]:
+        """Which of the heads have pending writes: one search for the page."""
+        docs: list[Any] = []
+        while heads:
+            found = self.saver.checkpoint_writes_index.search(written_query(heads, len(docs), PAGE))
+            docs.extend(found.docs)
+            if not found.docs or len(docs) >= found.total:
+                break
+        return written_heads(docs)
+
+    def _judged(self, head: Head, document: Any, written: bool, selection: Selection) -> Head:
+        head = looked(head, document, written, selection)
+        if shows_delta(document):
+            head = replace(head, history_lost=self.lost_history(head, selection))
+        return head
 
     def type_pages(self, all_checkpoints: bool) -> Iterator[ThreadBlobs]:
         raise NoStoredBytes(NO_TYPES)
