@@ -17,15 +17,17 @@ pytest.importorskip("langgraph.checkpoint.redis", reason="the Redis tests need t
 import redis
 from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.checkpoint.base import empty_checkpoint
-from langgraph.checkpoint.redis import RedisSaver
+from langgraph.checkpoint.redis import AsyncRedisSaver, RedisSaver
 
 from langgraph_checkpoint_repair.cli.exits import EXIT_OK, EXIT_USAGE
 from langgraph_checkpoint_repair.stores.base import Selection
 from langgraph_checkpoint_repair.stores.redis import RedisStore
 from langgraph_checkpoint_repair.stores.redis.saver import AsyncRedisStoreSaver, RedisStoreSaver
+from tests.stores.test_redis_through_the_api import delta_threads
 from tests.support.agents import ToolBox, react_agent
 from tests.support.batch_runs import run_repair, run_undo
 from tests.support.cli_runs import last_json, run_cli
+from tests.support.delta_agents import brick_deep_agent_by_a_trim, deep_agent
 from tests.support.fakes import calls, model
 from tests.support.histories import ai, human
 from tests.support.seeding import SUBGRAPH_HISTORY, config, seed
@@ -198,3 +200,32 @@ def test_heads_come_in_pages_and_each_once(redis_url: str) -> None:
     heads = list(itertools.chain.from_iterable(pages))
     assert [len(page) for page in pages] == [10, 10, 5]
     assert sorted(h.thread_id for h in heads) == [f"t-{n:02}" for n in range(25)]
+
+
+async def test_a_bricked_deep_agent_is_repaired_and_goes_on(redis_url: str) -> None:
+    replies = model("Hello.", calls(("ls", "c9")), "Done.")
+    async with AsyncRedisSaver.from_conn_string(redis_url) as saver:
+        await brick_deep_agent_by_a_trim(Store(saver, is_async=True), config("deep"), replies)
+    code, out, err = command("repair", redis_url, "--min-idle", "0", "--json")
+    assert code == EXIT_OK, err
+    assert last_json(out)["threads_repaired"] == 1
+    async with AsyncRedisSaver.from_conn_string(redis_url) as saver:  # the raw saver
+        agent = deep_agent(model("Back again."), ToolBox(), saver)
+        await agent.ainvoke({"messages": [HumanMessage("Hello?")]}, config("deep"))
+        messages = (await agent.aget_state(config("deep"))).values["messages"]
+    assert messages[-1].content == "Back again."
+    code, out, _ = command("scan", redis_url, "--min-idle", "0", "--json")
+    assert code == EXIT_OK and last_json(out)["threads_needing_repair"] == 0
+
+
+def test_a_chain_the_savers_own_prune_cut_is_found(redis_url: str) -> None:
+    async def seeded() -> None:
+        async with AsyncRedisSaver.from_conn_string(redis_url) as saver:
+            await delta_threads(saver)
+
+    asyncio.run(seeded())
+    code, out, err = command("scan", redis_url, "--min-idle", "0", "--json")
+    report = last_json(out)
+    assert code == EXIT_OK, err
+    assert report["findings"] == {"delta_seed_missing": 1}
+    assert [t["thread_id"] for t in report["threads"]] == ["cut"]
