@@ -18,6 +18,7 @@ import redis
 from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph.checkpoint.redis.shallow import ShallowRedisSaver
 
 from langgraph_checkpoint_repair.cli.exits import EXIT_OK, EXIT_USAGE
 from langgraph_checkpoint_repair.stores.base import Selection
@@ -229,3 +230,20 @@ def test_a_chain_the_savers_own_prune_cut_is_found(redis_url: str) -> None:
     assert code == EXIT_OK, err
     assert report["findings"] == {"delta_seed_missing": 1}
     assert [t["thread_id"] for t in report["threads"]] == ["cut"]
+
+
+def test_a_store_holding_another_savers_layout_is_refused(redis_url: str) -> None:
+    with RedisSaver.from_conn_string(redis_url) as saver:
+        saver.setup()
+        asyncio.run(seed(Store(saver, is_async=False)))
+    with ShallowRedisSaver.from_conn_string(redis_url) as shallow:
+        shallow.setup()
+        asyncio.run(seed(Store(shallow, is_async=False), prefix="shallow-"))
+    before = keyspace(redis_url)
+    code, out, err = command("repair", redis_url, "--min-idle", "0")
+    assert code == EXIT_USAGE, out
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "7 of the store's 14 (thread, namespace) pairs hold checkpoints but no" in err
+    assert keyspace(redis_url) == before
+    code, out, err = command("scan", redis_url, "--thread", "bricked-0", "--min-idle", "0")
+    assert code == EXIT_OK, err  # a thread named is read where its pointer is

@@ -11,8 +11,20 @@ from langgraph.checkpoint.base import CheckpointTuple
 from ...decisions.plan import RUN_KEY, NewCheckpoint
 from ..base import Head, Selection, aput_new
 from ..generic.store import AsyncGenericStore, NoStoredBytes
+from ..opening_errors import TargetError
 from ..stored_values import ThreadBlobs
-from .base import HEAD_FIELDS, NO_TYPES, PAGE, head_of, names_run, pointer_pattern, written_keys
+from .base import (
+    HEAD_FIELDS,
+    NAMESPACES_INDEXED,
+    NO_TYPES,
+    PAGE,
+    distinct_count,
+    head_of,
+    names_run,
+    pointer_pattern,
+    unpointed,
+    written_keys,
+)
 from .look import head_of_document, looked, shows_delta, written_heads, written_query
 from .saver import AsyncRedisStoreSaver
 
@@ -24,6 +36,8 @@ class AsyncRedisStore(AsyncGenericStore):
 
     async def pages(self, selection: Selection) -> AsyncIterator[list[Head]]:
         self.listing = None
+        if selection.threads is None:
+            await self._every_namespace_pointed()
         pointers: list[Any] = []
         async for pointer in self._pointers(selection):
             pointers.append(pointer)
@@ -33,6 +47,16 @@ class AsyncRedisStore(AsyncGenericStore):
                 pointers = []
         if pointers and (page := await self._page(pointers, selection)):
             yield page
+
+    async def _every_namespace_pointed(self) -> None:
+        """The twin of `RedisStore._every_namespace_pointed`."""
+        redis, prefix = self.saver._redis, self.saver._checkpoint_prefix
+        pattern = pointer_pattern(prefix)
+        pointers = len([_ async for _ in redis.scan_iter(match=pattern, count=PAGE)])
+        indexed = distinct_count(await redis.execute_command(*NAMESPACES_INDEXED))
+        refused = unpointed(indexed, pointers)
+        if refused is not None:
+            raise TargetError(refused)
 
     async def _pointers(self, selection: Selection) -> AsyncIterator[Any]:
         redis, prefix = self.saver._redis, self.saver._checkpoint_prefix

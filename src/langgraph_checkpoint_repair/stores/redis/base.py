@@ -155,3 +155,39 @@ def written_keys(saver: Any, new: NewCheckpoint) -> tuple[str, list[str]]:
 def registry_key(thread_id: str, ns: str, checkpoint_id: str) -> str:
     """The saver's sorted set of a checkpoint's write keys."""
     return SyncCheckpointKeyRegistry.make_write_keys_zset_key(thread_id, ns, checkpoint_id)
+
+
+NAMESPACES_INDEXED = (
+    "FT.AGGREGATE", "checkpoint", "*", "LOAD", "2", "@thread_id", "@checkpoint_ns",
+    "APPLY", 'format("%s\x1f%s", @thread_id, @checkpoint_ns)', "AS", "where",
+    "GROUPBY", "0", "REDUCE", "COUNT_DISTINCT", "1", "@where", "AS", "n",
+)  # fmt: skip
+"""How many (thread, namespace) pairs the checkpoints' index holds, counted exactly by
+the server."""
+
+
+def distinct_count(reply: Any) -> int:
+    """The count `NAMESPACES_INDEXED` answers, as RESP3's map or RESP2's list."""
+    if isinstance(reply, Mapping):
+        rows = _field(reply, "results") or [{}]
+        return int(_field(_field(rows[0], "extra_attributes") or {}, "n") or 0)
+    pairs = reply[1] if isinstance(reply, list) and len(reply) > 1 else []
+    return int(_field(dict(zip(pairs[::2], pairs[1::2], strict=False)), "n") or 0)
+
+
+def _field(reply: Mapping[Any, Any], name: str) -> Any:
+    """A field of a server's reply, whether the client decodes replies or not."""
+    return reply.get(name.encode(), reply.get(name))
+
+
+def unpointed(indexed: int, pointers: int) -> str | None:
+    """Why the run cannot go on when namespaces hold checkpoints but no latest pointer:
+    the store is not RedisSaver's alone, and the rest would go unseen."""
+    if indexed <= pointers:
+        return None
+    return (
+        f"{indexed - pointers:,} of the store's {indexed:,} (thread, namespace) pairs hold "
+        "checkpoints but no checkpoint_latest pointer: they were written by another saver "
+        "(ShallowRedisSaver, LangGraph.js's Redis saver), whose layout a redis:// TARGET "
+        "does not read yet; open such a store through its saver (module:attr)"
+    )

@@ -19,15 +19,19 @@ from langgraph.checkpoint.base import CheckpointTuple
 from ...decisions.plan import RUN_KEY, NewCheckpoint
 from ..base import Head, Selection, put_new
 from ..generic.store import GenericStore, NoStoredBytes
+from ..opening_errors import TargetError
 from ..stored_values import ThreadBlobs
 from .base import (
     HEAD_FIELDS,
+    NAMESPACES_INDEXED,
     NO_TYPES,
     PAGE,
     chunks,
+    distinct_count,
     head_of,
     names_run,
     pointer_pattern,
+    unpointed,
     written_keys,
 )
 from .look import head_of_document, looked, shows_delta, written_heads, written_query
@@ -41,10 +45,21 @@ class RedisStore(GenericStore):
 
     def pages(self, selection: Selection) -> Iterator[list[Head]]:
         self.listing = None
+        if selection.threads is None:
+            self._every_namespace_pointed()
         for pointers in chunks(self._pointers(selection), selection.page_size):
             heads = self._heads(pointers, selection)
             if heads:
                 yield sorted(heads, key=lambda head: head.key)
+
+    def _every_namespace_pointed(self) -> None:
+        """Refuse, before anything is read, a store holding another saver's layout."""
+        redis, prefix = self.saver._redis, self.saver._checkpoint_prefix
+        pointers = sum(1 for _ in redis.scan_iter(match=pointer_pattern(prefix), count=PAGE))
+        indexed = distinct_count(redis.execute_command(*NAMESPACES_INDEXED))  # type: ignore[no-untyped-call]
+        refused = unpointed(indexed, pointers)
+        if refused is not None:
+            raise TargetError(refused)
 
     def _pointers(self, selection: Selection) -> Iterator[Any]:
         redis, prefix = self.saver._redis, self.saver._checkpoint_prefix
