@@ -12,7 +12,8 @@ Python blocks find ready what a reader's application has: `builder` (an uncompil
 whose model rejects broken histories as a provider does), `model`, `tools`, `history` (a
 broken message list), `saver` (a SqliteSaver on the store), `config` (a bricked
 thread's) and, where the page uses it, `DB_URI` (also in the shell's environment: a
-fresh PostgreSQL schema, as tests/conftest.py makes one per test). Shell blocks run in
+fresh PostgreSQL schema, as tests/conftest.py makes one per test) and `REDIS_URL` (a
+Redis server of the tests' own, emptied). Shell blocks run in
 bash with `set -euo pipefail` and `langgraph-repair` on PATH; YAML and JSON blocks must
 parse; SQL blocks run on PostgreSQL in a fresh schema, with their role names made
 unique, and each role must then do what it was granted: `scan`, and `repair` for a role
@@ -57,7 +58,11 @@ markdown = pytest.importorskip("sybil.parsers.markdown")
 
 ROOT = Path(__file__).parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-NEEDS = {"how-to/deep-agents.md": "deepagents", "how-to/keep-a-store-small.md": "deepagents"}
+NEEDS = {
+    "how-to/deep-agents.md": "deepagents",
+    "how-to/keep-a-store-small.md": "deepagents",
+    "how-to/redis-stores.md": "langgraph.checkpoint.redis",
+}
 OWN_PROCESS = {"how-to/opentelemetry.md"}
 """Pages whose Python blocks each run in a process of their own: they set process-wide
 state (OpenTelemetry's global meter provider can be set once)."""
@@ -67,8 +72,9 @@ def run_shell(example: Any) -> None:
     bin_dir = str(Path(sys.executable).parent)
     env = {k: v for k, v in os.environ.items() if not k.startswith("LANGGRAPH_REPAIR_")}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-    if "DB_URI" in example.namespace:
-        env["DB_URI"] = example.namespace["DB_URI"]
+    for given in ("DB_URI", "REDIS_URL"):
+        if given in example.namespace:
+            env[given] = example.namespace[given]
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", example.parsed],
         capture_output=True,
@@ -206,6 +212,8 @@ def test_every_example_on_the_page_runs(
     text = page.read_text()
     if "DB_URI" in text:  # a fresh schema of its own, as tests/conftest.py makes
         document.namespace["DB_URI"] = request.getfixturevalue("pg_uri")
+    if "REDIS_URL" in text:  # a Redis server of the tests' own, emptied
+        document.namespace["REDIS_URL"] = request.getfixturevalue("redis_url")
     if "```sql" in text:
         document.namespace["POSTGRES_SERVER"] = request.getfixturevalue("postgres_server")
     try:
