@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ class Driver:
     driver: str
     """The registry's name for the driver (`stores.drivers.DRIVERS`)."""
     on: str = ""
-    """For a TARGET: "postgres" or "sqlite"."""
+    """For a TARGET: "postgres", "sqlite" or "redis"."""
     stored_bytes: bool = True
     """It shows stored bytes: `types`, the integrity findings, rewinds."""
     rewrites_writes: bool = True
@@ -57,8 +57,15 @@ class Driver:
     """Its saver cannot store U+0000 in text (PostgreSQL's JSONB)."""
     writes_langgraph_js: bool = False
     """It writes a thread counted in integers (LangGraph.js's) in that thread's format."""
+    versions_as_text: bool = False
+    """Its saver stores every version as text (Redis's): a thread put with integers is
+    stored in the saver's own format."""
 
 
+REDIS_TARGET = Driver(
+    "target", False, "redis", "redis", stored_bytes=False, rewrites_writes=False,
+    versions_as_text=True,
+)  # fmt: skip
 DRIVERS = [
     Driver("postgres", False, "postgres", nul_matters=True),
     Driver("apostgres", True, "postgres", nul_matters=True),
@@ -67,6 +74,8 @@ DRIVERS = [
     Driver("sqlite", False, "sqlite"),
     Driver("aiosqlite", True, "sqlite"),
     Driver("target", False, "sqlite", "sqlite", writes_langgraph_js=True),
+    REDIS_TARGET,
+    replace(REDIS_TARGET, is_async=True),
     Driver("memory", False, "generic", stored_bytes=False, rewrites_writes=False),
     Driver("amemory", True, "generic", stored_bytes=False, rewrites_writes=False),
 ]
@@ -82,6 +91,9 @@ def named(driver: Driver) -> str:
 async def opened_target(driver: Driver, request: pytest.FixtureRequest) -> AsyncIterator[Store]:
     if driver.on == "postgres":
         target = request.getfixturevalue("pg_uri")
+    elif driver.on == "redis":
+        pytest.importorskip("langgraph.checkpoint.redis", reason="needs the redis extra")
+        target = request.getfixturevalue("redis_url")
     else:
         target = f"sqlite:///{request.getfixturevalue('tmp_path') / 'threads.sqlite'}"
     if driver.is_async:
@@ -190,11 +202,14 @@ async def test_a_format_the_saver_cannot_write_is_reported_and_left(
     driver, store = case
     await put_counted_in_integers(store, "counted")
     before = await all_checkpoints(store)
+    if driver.versions_as_text:
+        head = await store.get_tuple(store.saver, config("counted"))
+        assert head is not None and head.checkpoint["channel_versions"]["messages"] == "3"
 
     report = await run_repair(store)
 
     outcome = {t.thread_id: t.outcome for t in report.threads}["counted"]
-    if driver.writes_langgraph_js:
+    if driver.writes_langgraph_js or driver.versions_as_text:
         assert outcome == "repaired"
         assert_valid(await head_messages(store, "counted"))
     else:

@@ -87,7 +87,7 @@ def open_saver(
     elif target.kind == "redis":
         from ..stores.redis.opening import redis_saver
 
-        with redis_saver(target.location) as rsaver:
+        with redis_saver(target.location, setup) as rsaver:
             yield rsaver
     else:
         with factory_saver(target.location) as saver:
@@ -130,7 +130,7 @@ async def aopen_saver(
     elif target.kind == "redis":
         from ..stores.redis.opening import aredis_saver
 
-        async with aredis_saver(target.location) as rsaver:
+        async with aredis_saver(target.location, setup) as rsaver:
             yield rsaver
     else:
         async with afactory_saver(target.location) as saver:

@@ -36,8 +36,8 @@ WRITE_FIELDS = ["task_id", "task_path", "idx", "channel", "type", "$.blob"]
 PAGE = 1000
 """Write documents read per search round trip, and pointer keys per SCAN step."""
 NO_TYPES = (
-    "types reads the stored bytes of PostgreSQL and SQLite stores only: it does not read "
-    "a Redis store"
+    "a Redis store shows no stored bytes to types (only LangGraph's PostgreSQL and SQLite "
+    "savers store msgpack it can list): its values are JSON documents"
 )
 HEAD_FIELDS = ("$.thread_id", "$.checkpoint_ns", "$.checkpoint_id")
 

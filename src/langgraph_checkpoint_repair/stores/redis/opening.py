@@ -23,8 +23,8 @@ TIMEOUT = 5.0
 """Seconds to wait for the server to answer."""
 
 
-def check_redis(url: str) -> None:
-    """The server answers, with RediSearch and the saver's two indexes."""
+def check_redis(url: str, setup: bool = False) -> None:
+    """The server answers, with RediSearch and (unless `setup`) the saver's two indexes."""
     with needs_extra("redis"):
         import redis
         from redis.exceptions import RedisError, ResponseError
@@ -45,7 +45,7 @@ def check_redis(url: str) -> None:
     except RedisError as error:
         raise TargetError(f"cannot connect to Redis: {redact.one_line(error)}") from None
     missing = [name for name in INDEXES if name not in found]
-    if missing:
+    if missing and not setup:
         raise TargetError(
             f"the Redis database at {redact.scrub(url)} has no langgraph-checkpoint-redis "
             f"index {', '.join(missing)}: it holds no checkpoints of that saver"
@@ -57,23 +57,25 @@ def _text(name: object) -> str:
 
 
 @contextlib.contextmanager
-def redis_saver(url: str) -> Iterator[RedisStoreSaver]:
-    """A `RedisStoreSaver` over the server at `url`."""
-    check_redis(url)
+def redis_saver(url: str, setup: bool = False) -> Iterator[RedisStoreSaver]:
+    """A `RedisStoreSaver` over the server at `url`; with `setup`, the saver's indexes
+    are created where missing, as the application's saver creates them."""
+    check_redis(url, setup)
     from .saver import RedisStoreSaver
 
     saver = RedisStoreSaver(redis_url=url)
     try:
-        saver.setup()  # the indexes exist: this only starts the saver's key registry
+        saver.setup()  # the indexes checked exist: this only starts its key registry
         yield saver
     finally:
         saver._redis.close()
 
 
 @contextlib.asynccontextmanager
-async def aredis_saver(url: str) -> AsyncIterator[AsyncRedisStoreSaver]:
-    """An `AsyncRedisStoreSaver` over the server at `url`."""
-    check_redis(url)
+async def aredis_saver(url: str, setup: bool = False) -> AsyncIterator[AsyncRedisStoreSaver]:
+    """An `AsyncRedisStoreSaver` over the server at `url` (which creates the saver's
+    indexes where missing when entered: refused before, unless `setup`)."""
+    check_redis(url, setup)
     from .saver import AsyncRedisStoreSaver
 
     async with AsyncRedisStoreSaver(redis_url=url) as saver:
