@@ -122,7 +122,7 @@ def test_policy_and_filters_reach_the_run(target: tuple[str, Seeded]) -> None:
         (["scan", "sqlite:///{tmp}/empty.sqlite"], "has no LangGraph checkpoint tables"),
         (["repair", "postgresql://postgres@127.0.0.1:1/nowhere"], "cannot connect to PostgreSQL"),
         (["scan", "mysql://db"], "unknown target"),
-        (["scan", "redis://:secret@127.0.0.1:1/0"], "a Redis store has no TARGET of its own"),
+        (["scan", "redis://:secret@127.0.0.1:1/0"], "cannot connect to Redis"),
         (["scan", "no_such_module_here:saver"], "cannot import"),
         (["scan", "tests.support.memory_target:nothing"], "has no attribute"),
         (["scan", "tests.support.memory_target:SAVER", "--shard", "2/2"], "not a shard"),
