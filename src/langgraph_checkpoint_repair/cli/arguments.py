@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..engine import RepairPolicy
 
 TARGET_HELP = (
-    "postgresql://..., sqlite:///path, or module:attr naming a saver factory "
+    "postgresql://..., sqlite:///path, redis://..., or module:attr naming a saver factory "
     f"(default: ${TARGET_ENV}, which keeps a password off the command line)"
 )
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
