@@ -8,7 +8,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
 
-from ...decisions.plan import RUN_KEY, NewCheckpoint
+from ...decisions.plan import NewCheckpoint
 from ..base import Head, Selection, aput_new
 from ..generic.store import AsyncGenericStore, NoStoredBytes
 from ..opening_errors import TargetError
@@ -19,8 +19,7 @@ from .base import (
     NO_TYPES,
     PAGE,
     distinct_count,
-    head_of,
-    names_run,
+    of_run,
     pointer_pattern,
     unpointed,
     written_keys,
@@ -117,14 +116,22 @@ class AsyncRedisStore(AsyncGenericStore):
         """The twin of `RedisStore._of_run`."""
         redis = self.saver._redis
         pattern = f"{self.saver._checkpoint_prefix}:*"
-        keys = [key async for key in redis.scan_iter(match=pattern, count=PAGE)]
-        for start in range(0, len(keys), PAGE):
-            pipe = redis.pipeline(transaction=False)
-            for key in keys[start : start + PAGE]:
-                pipe.json().get(key, "$.metadata", *HEAD_FIELDS)
-            for fields in await pipe.execute():
-                head = head_of(fields)
-                if head is not None and names_run(fields.get("$.metadata"), RUN_KEY, run_id):
-                    tup = await self.saver.aget_tuple(head.config)
-                    if tup is not None:
-                        yield tup
+        keys: list[Any] = []
+        async for key in redis.scan_iter(match=pattern, count=PAGE):
+            keys.append(key)
+            if len(keys) >= PAGE:
+                async for tup in self._named_run(keys, run_id):
+                    yield tup
+                keys = []
+        async for tup in self._named_run(keys, run_id):
+            yield tup
+
+    async def _named_run(self, keys: list[Any], run_id: str) -> AsyncIterator[CheckpointTuple]:
+        pipe = self.saver._redis.pipeline(transaction=False)
+        for key in keys:
+            pipe.json().get(key, "$.metadata", *HEAD_FIELDS)
+        for fields in await pipe.execute(raise_on_error=False):
+            head = of_run(fields, run_id)
+            tup = None if head is None else await self.saver.aget_tuple(head.config)
+            if tup is not None:
+                yield tup

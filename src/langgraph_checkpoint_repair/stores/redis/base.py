@@ -29,7 +29,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from redisvl.query import FilterQuery
 from redisvl.query.filter import Tag
 
-from ...decisions.plan import NewCheckpoint
+from ...decisions.plan import RUN_KEY, NewCheckpoint
 from ..base import Head
 
 WRITE_FIELDS = ["task_id", "task_path", "idx", "channel", "type", "$.blob"]
@@ -114,6 +114,14 @@ def names_run(metadata: Any, key: str, run_id: str) -> bool:
     except ValueError:
         return False
     return isinstance(found, Mapping) and found.get(key) == run_id
+
+
+def of_run(fields: Any, run_id: str) -> Head | None:
+    """The checkpoint a document's identity and metadata fields name, if its metadata
+    names the run; None for any other document (or a key that is no JSON document)."""
+    if not isinstance(fields, Mapping) or not names_run(fields.get("$.metadata"), RUN_KEY, run_id):
+        return None
+    return head_of(fields)
 
 
 def chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
 
-from ...decisions.plan import RUN_KEY, NewCheckpoint
+from ...decisions.plan import NewCheckpoint
 from ..base import Head, Selection, put_new
 from ..generic.store import GenericStore, NoStoredBytes
 from ..opening_errors import TargetError
@@ -28,8 +28,7 @@ from .base import (
     PAGE,
     chunks,
     distinct_count,
-    head_of,
-    names_run,
+    of_run,
     pointer_pattern,
     unpointed,
     written_keys,
@@ -127,10 +126,9 @@ class RedisStore(GenericStore):
             with redis.pipeline(transaction=False) as pipe:
                 for key in keys:
                     pipe.json().get(key, "$.metadata", *HEAD_FIELDS)
-                found = pipe.execute()
+                found = pipe.execute(raise_on_error=False)
             for fields in found:
-                head = head_of(fields)
-                if head is not None and names_run(fields.get("$.metadata"), RUN_KEY, run_id):
-                    tup = self.saver.get_tuple(head.config)
-                    if tup is not None:
-                        yield tup
+                head = of_run(fields, run_id)
+                tup = None if head is None else self.saver.get_tuple(head.config)
+                if tup is not None:
+                    yield tup
