@@ -31,6 +31,7 @@ HEAD = Head("t", "", "c")
 def document(values: dict[str, Any], versions: dict[str, Any] | None = None) -> dict[str, Any]:
     """A checkpoint document as the saver stores it: its values inline, as JSON."""
     checkpoint = empty_checkpoint()
+    checkpoint["v"] = 4  # as LangGraph's loop writes it
     checkpoint["channel_values"] = values
     checkpoint["channel_versions"] = dict(versions or {name: "1" for name in values})
     kind, data = SERDE.dumps_typed(checkpoint)
@@ -82,3 +83,6 @@ def test_what_the_look_cannot_prove_is_loaded() -> None:
     assert not cleared(document({"messages": "not a list"}))
     assert cleared(document({}))  # a thread with no messages yet: nothing to pair
     assert not cleared({"checkpoint": "odd"})
+    older = document({"messages": PAIRED})
+    older["checkpoint"]["v"] = 3  # its sends live on its parent: the load reads them
+    assert not cleared(older)

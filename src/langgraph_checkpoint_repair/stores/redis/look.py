@@ -30,6 +30,9 @@ from ..first_look.plain import plain_history_is_clean
 MESSAGE_IDS = (["langchain", "schema", "messages"], ["langchain_core", "messages"])
 """What a message's `id` starts with, as LangChain (Python, JS) names its classes."""
 IDENTITY = ["thread_id", "checkpoint_ns", "checkpoint_id"]
+FORMAT = 4
+"""The oldest checkpoint format the look reads, the one LangGraph's loop writes (a
+format before it keeps pending sends on the parent checkpoint)."""
 
 
 def head_of_document(document: Any) -> Head | None:
@@ -53,8 +56,8 @@ def looked(head: Head, document: Mapping[str, Any], written: bool, selection: Se
     if written or selection.token_budget is not None:
         return head
     checkpoint = document.get("checkpoint")
-    if not isinstance(checkpoint, Mapping):
-        return head
+    if not isinstance(checkpoint, Mapping) or not _current(checkpoint.get("v")):
+        return head  # an older format may hold sends its parent stores: loaded
     values = checkpoint.get("channel_values") or {}
     versions = checkpoint.get("channel_versions") or {}
     named = [c for c in selection.channels if c in values or c in versions]
@@ -64,6 +67,10 @@ def looked(head: Head, document: Mapping[str, Any], written: bool, selection: Se
     if all(h is not None and plain_history_is_clean(h) for h in histories):
         return replace(head, maybe_broken=False, channels=frozenset(named))
     return head
+
+
+def _current(version: Any) -> bool:
+    return type(version) is int and version >= FORMAT
 
 
 def _messages(value: Any) -> list[tuple[str, dict[str, Any]]] | None:
