@@ -85,7 +85,8 @@ def open_saver(
         finally:
             conn.close()
     elif target.kind == "redis":
-        from ..stores.redis.opening import redis_saver
+        with needs_extra("redis"):
+            from ..stores.redis.opening import redis_saver
 
         with redis_saver(target.location, setup) as rsaver:
             yield rsaver
@@ -128,7 +129,8 @@ async def aopen_saver(
                 await aready_saver(asaver, tables)
             yield asaver
     elif target.kind == "redis":
-        from ..stores.redis.opening import aredis_saver
+        with needs_extra("redis"):
+            from ..stores.redis.opening import aredis_saver
 
         async with aredis_saver(target.location, setup) as rsaver:
             yield rsaver
