@@ -61,6 +61,11 @@ class StoredCheckpoint:
     """Its metadata's `source`: `input`, `loop`, `update`, `fork`."""
 
 
+def stored_step(value: object) -> int | None:
+    """A metadata `step` as `StoredCheckpoint.step` keeps it: an integer, else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 @dataclass(frozen=True)
 class ThreadPlan:
     """What one thread keeps and lets go, on one snapshot of its rows."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
@@ -201,3 +201,18 @@ async def aput_new(
         await saver.aput_writes(new.written_config, writes, task_id)
     if writes_first:
         await saver.aput(new.config, new.checkpoint, new.metadata, new.new_versions)
+
+
+T = TypeVar("T")
+
+
+def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """`items` in lists of `size`, the last one shorter: pages of a run, read lazily."""
+    chunk: list[T] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

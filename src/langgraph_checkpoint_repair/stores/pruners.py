@@ -60,12 +60,12 @@ def pruner_for(
     """The (sync or async) pruner over the tables holding `saver`'s data; `CannotPrune`
     (or None, when not `required`) for a store it cannot delete rows of."""
     saver = stored_saver(saver)
-    paths = PRUNERS.get(driver_for(saver).name)
+    driver = driver_for(saver).name
+    paths = PRUNERS.get(driver)
     if paths is None:
         if required:
-            on_redis = driver_for(saver).name == "redis"
             shown = type(saver).__name__
-            raise CannotPrune(NOT_ON_REDIS if on_redis else NO_PRUNER.format(name=shown))
+            raise CannotPrune(NOT_ON_REDIS if driver == "redis" else NO_PRUNER.format(name=shown))
         return None
     module, _, name = paths[asynchronous].partition(":")
     return getattr(import_module(module, __package__), name)(saver)

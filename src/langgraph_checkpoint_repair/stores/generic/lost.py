@@ -17,7 +17,7 @@ from langgraph.checkpoint.base import CheckpointTuple
 from ...codes import FindingCode
 from ...decisions.plan import tuple_key
 from ...delta.channels import delta_channel_names
-from ...retention.keep import StoredCheckpoint, cut_channels
+from ...retention.keep import StoredCheckpoint, cut_channels, stored_step
 
 Lost = tuple[tuple[FindingCode, str], ...]
 
@@ -27,7 +27,6 @@ def skeleton(tup: CheckpointTuple) -> StoredCheckpoint:
     _, ns, checkpoint_id = tuple_key(tup)
     parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
     checkpoint = tup.checkpoint
-    step = (tup.metadata or {}).get("step")
     return StoredCheckpoint(
         ns,
         checkpoint_id,
@@ -35,7 +34,7 @@ def skeleton(tup: CheckpointTuple) -> StoredCheckpoint:
         versions={str(k): str(v) for k, v in (checkpoint.get("channel_versions") or {}).items()},
         holds=frozenset(checkpoint.get("channel_values") or {}),
         delta=frozenset(delta_channel_names(tup)),
-        step=step if isinstance(step, int) and not isinstance(step, bool) else None,
+        step=stored_step((tup.metadata or {}).get("step")),
     )
 
 

@@ -29,7 +29,15 @@ from ...decisions.races import Planned, Stored, WriteOutcome, head_moved, settle
 from ...decisions.rewind import RowCopy, Rung
 from ...decisions.rewrites import InPlaceChanges, RewritePlan, WriteRewrite
 from ...decoding.integrity import StoredValue
-from ..base import Head, RepairEntry, Selection, aput_new, entry_from_metadata, put_new
+from ..base import (
+    Head,
+    RepairEntry,
+    Selection,
+    aput_new,
+    chunks,
+    entry_from_metadata,
+    put_new,
+)
 from ..claims import claim
 from ..stored_values import ThreadBlobs
 from .listing import NotLoadable, SaverListing, names_run, refuses_filter
@@ -54,11 +62,6 @@ def _latest(keys: Iterable[tuple[str, str, str]]) -> list[Head]:
         if checkpoint_id > newest.get((thread_id, ns), ""):
             newest[(thread_id, ns)] = checkpoint_id
     return [Head(t, ns, cid) for (t, ns), cid in sorted(newest.items())]
-
-
-def _pages_of(heads: list[Head], size: int) -> Iterator[list[Head]]:
-    for start in range(0, len(heads), size):
-        yield heads[start : start + size]
 
 
 def _thread_scope(thread_id: str) -> Any:
@@ -121,7 +124,7 @@ class GenericStore:
             for scope in _scopes(selection)
             for key in _listed_keys(listing, selection, self.saver.list(scope))
         )
-        for page in _pages_of(_latest(keys), selection.page_size):
+        for page in chunks(_latest(keys), selection.page_size):
             yield [self._with_history(head, selection) for head in page]
 
     def _with_history(self, head: Head, selection: Selection) -> Head:
@@ -283,7 +286,7 @@ class AsyncGenericStore:
         self.listing = listing = SaverListing()
         listed = [tup for scope in _scopes(selection) async for tup in self.saver.alist(scope)]
         keys = _listed_keys(listing, selection, listed)
-        for page in _pages_of(_latest(keys), selection.page_size):
+        for page in chunks(_latest(keys), selection.page_size):
             yield [await self._with_history(head, selection) for head in page]
 
     async def _with_history(self, head: Head, selection: Selection) -> Head:

@@ -25,7 +25,7 @@ from .base import (
     written_keys,
 )
 from .look import head_of_document, looked, shows_delta, written_heads, written_query
-from .saver import AsyncRedisStoreSaver
+from .saver import AsyncRedisStoreSaver, aevery_match
 
 
 class AsyncRedisStore(AsyncGenericStore):
@@ -41,10 +41,10 @@ class AsyncRedisStore(AsyncGenericStore):
         async for pointer in self._pointers(selection):
             pointers.append(pointer)
             if len(pointers) >= selection.page_size:
-                if page := await self._page(pointers, selection):
+                if page := await self._heads(pointers, selection):
                     yield page
                 pointers = []
-        if pointers and (page := await self._page(pointers, selection)):
+        if pointers and (page := await self._heads(pointers, selection)):
             yield page
 
     async def _every_namespace_pointed(self) -> None:
@@ -65,7 +65,7 @@ class AsyncRedisStore(AsyncGenericStore):
             async for pointer in redis.scan_iter(match=pattern, count=PAGE):
                 yield pointer
 
-    async def _page(self, pointers: list[Any], selection: Selection) -> list[Head]:
+    async def _heads(self, pointers: list[Any], selection: Selection) -> list[Head]:
         """The twin of `RedisStore._heads`."""
         redis = self.saver._redis
         pipe = redis.pipeline(transaction=False)
@@ -82,14 +82,11 @@ class AsyncRedisStore(AsyncGenericStore):
         return sorted(heads, key=lambda head: head.key)
 
     async def _written(self, heads: list[Head]) -> set[tuple[str, str, str]]:
-        docs: list[Any] = []
-        while heads:
-            query = written_query(heads, len(docs), PAGE)
-            found = await self.saver.checkpoint_writes_index.search(query)
-            docs.extend(found.docs)
-            if not found.docs or len(docs) >= found.total:
-                break
-        return written_heads(docs)
+        """The twin of `RedisStore._written`."""
+        if not heads:
+            return set()
+        index = self.saver.checkpoint_writes_index
+        return written_heads(await aevery_match(index, lambda at: written_query(heads, at, PAGE)))
 
     async def _judged(self, head: Head, document: Any, written: bool, selection: Selection) -> Head:
         head = looked(head, document, written, selection)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langgraph.checkpoint.base import WRITES_IDX_MAP, PendingWrite
@@ -58,8 +58,13 @@ def head_of(fields: Any) -> Head | None:
     the pointer names a document that is gone."""
     if not isinstance(fields, Mapping):
         return None
-    found = [fields.get(path) or [None] for path in HEAD_FIELDS]
-    thread_id, ns, checkpoint_id = (values[0] for values in found)
+    thread_id, ns, checkpoint_id = ((fields.get(path) or [None])[0] for path in HEAD_FIELDS)
+    return head_named(thread_id, ns, checkpoint_id)
+
+
+def head_named(thread_id: Any, ns: Any, checkpoint_id: Any) -> Head | None:
+    """The head a document's stored identity names (its storage-safe forms undone);
+    None where the identity is not text."""
     if not isinstance(thread_id, str) or not isinstance(checkpoint_id, str):
         return None
     return Head(
@@ -105,15 +110,20 @@ def _blob(stored: Any) -> bytes:
     return BaseRedisSaver._decode_blob_static(text)
 
 
-def names_run(metadata: Any, key: str, run_id: str) -> bool:
-    """Whether a checkpoint document's metadata (JSON.GET of `$.metadata`: a list
-    holding its JSON string) names the run."""
-    raw = metadata[0] if isinstance(metadata, list) and metadata else metadata
+def stored_metadata(raw: Any) -> Mapping[str, Any]:
+    """A checkpoint document's metadata, stored as a JSON string (JSON.GET of a path hands
+    it in a list); empty where it is anything else."""
+    raw = raw[0] if isinstance(raw, list) and raw else raw
     try:
         found = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
-        return False
-    return isinstance(found, Mapping) and found.get(key) == run_id
+        return {}
+    return found if isinstance(found, Mapping) else {}
+
+
+def names_run(metadata: Any, key: str, run_id: str) -> bool:
+    """Whether a checkpoint document's stored metadata names the run."""
+    return stored_metadata(metadata).get(key) == run_id
 
 
 def of_run(fields: Any, run_id: str) -> Head | None:
@@ -122,18 +132,6 @@ def of_run(fields: Any, run_id: str) -> Head | None:
     if not isinstance(fields, Mapping) or not names_run(fields.get("$.metadata"), RUN_KEY, run_id):
         return None
     return head_of(fields)
-
-
-def chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    """`items` in lists of `size`, the last one shorter."""
-    chunk: list[Any] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def written_keys(saver: Any, new: NewCheckpoint) -> tuple[str, list[str]]:

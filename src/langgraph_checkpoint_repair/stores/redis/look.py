@@ -11,21 +11,17 @@ rebuild) and pairs every call. Anything else, or anything odd, is loaded in full
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from langgraph.checkpoint.redis.util import (
-    from_storage_safe_id,
-    from_storage_safe_str,
-    to_storage_safe_id,
-)
+from langgraph.checkpoint.redis.util import to_storage_safe_id
 from redisvl.query import FilterQuery
 from redisvl.query.filter import Tag
 
 from ..base import Head, Selection
 from ..first_look.plain import plain_history_is_clean
+from .base import head_named, stored_metadata
 
 MESSAGE_IDS = (["langchain", "schema", "messages"], ["langchain_core", "messages"])
 """What a message's `id` starts with, as LangChain (Python, JS) names its classes."""
@@ -39,14 +35,7 @@ def head_of_document(document: Any) -> Head | None:
     """The head a checkpoint document is; None for a document that is gone or odd."""
     if not isinstance(document, Mapping):
         return None
-    thread_id, ns, checkpoint_id = (document.get(name) for name in IDENTITY)
-    if not isinstance(thread_id, str) or not isinstance(checkpoint_id, str):
-        return None
-    return Head(
-        from_storage_safe_id(thread_id),
-        from_storage_safe_str(ns if isinstance(ns, str) else ""),
-        from_storage_safe_id(checkpoint_id),
-    )
+    return head_named(*(document.get(name) for name in IDENTITY))
 
 
 def looked(head: Head, document: Mapping[str, Any], written: bool, selection: Selection) -> Head:
@@ -91,12 +80,7 @@ def _messages(value: Any) -> list[tuple[str, dict[str, Any]]] | None:
 
 def shows_delta(document: Mapping[str, Any]) -> bool:
     """Whether the checkpoint counts updates of a delta channel since its snapshot."""
-    raw = document.get("metadata")
-    try:
-        metadata = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return False
-    return isinstance(metadata, Mapping) and bool(metadata.get("counters_since_delta_snapshot"))
+    return bool(stored_metadata(document.get("metadata")).get("counters_since_delta_snapshot"))
 
 
 def written_query(heads: Sequence[Head], offset: int, size: int) -> FilterQuery:
@@ -111,11 +95,5 @@ def written_query(heads: Sequence[Head], offset: int, size: int) -> FilterQuery:
 
 def written_heads(docs: Iterable[Any]) -> set[tuple[str, str, str]]:
     """(thread, namespace, checkpoint) of each write document found."""
-    return {
-        (
-            from_storage_safe_id(str(getattr(doc, "thread_id", ""))),
-            from_storage_safe_str(str(getattr(doc, "checkpoint_ns", ""))),
-            from_storage_safe_id(str(getattr(doc, "checkpoint_id", ""))),
-        )
-        for doc in docs
-    }
+    named = (head_named(*(str(getattr(doc, name, "")) for name in IDENTITY)) for doc in docs)
+    return {head.key for head in named if head is not None}

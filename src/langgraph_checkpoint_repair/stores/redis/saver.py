@@ -11,6 +11,7 @@ instead; everything else, the format they write included, is the stock saver's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langgraph.checkpoint.base import PendingWrite
@@ -20,19 +21,37 @@ from langgraph.checkpoint.redis.aio import AsyncRedisSaver
 from .base import decoded_writes, writes_query
 
 
+def every_match(index: Any, query_at: Callable[[int], Any]) -> list[Any]:
+    """Every document a search of `index` matches, one page (`query_at(offset)`) at a time."""
+    docs: list[Any] = []
+    while True:
+        found = index.search(query_at(len(docs)))
+        docs.extend(found.docs)
+        if not found.docs or len(docs) >= found.total:
+            return docs
+
+
+async def aevery_match(index: Any, query_at: Callable[[int], Any]) -> list[Any]:
+    """The twin of `every_match`, over an async index."""
+    docs: list[Any] = []
+    while True:
+        found = await index.search(query_at(len(docs)))
+        docs.extend(found.docs)
+        if not found.docs or len(docs) >= found.total:
+            return docs
+
+
 class RedisStoreSaver(RedisSaver):
     """RedisSaver, loading every write of each checkpoint it loads."""
 
     def _load_pending_writes_with_registry_check(
         self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, *_: Any, **__: Any
     ) -> list[PendingWrite]:
-        docs: list[Any] = []
-        while True:
-            query = writes_query(thread_id, checkpoint_ns, checkpoint_id, len(docs))
-            found = self.checkpoint_writes_index.search(query)
-            docs.extend(found.docs)
-            if not found.docs or len(docs) >= found.total:
-                return decoded_writes(self.serde, docs)
+        docs = every_match(
+            self.checkpoint_writes_index,
+            lambda offset: writes_query(thread_id, checkpoint_ns, checkpoint_id, offset),
+        )
+        return decoded_writes(self.serde, docs)
 
 
 class AsyncRedisStoreSaver(AsyncRedisSaver):
@@ -41,10 +60,8 @@ class AsyncRedisStoreSaver(AsyncRedisSaver):
     async def _aload_pending_writes(
         self, thread_id: str, checkpoint_ns: str = "", checkpoint_id: str = ""
     ) -> list[PendingWrite]:
-        docs: list[Any] = []
-        while True:
-            query = writes_query(thread_id, checkpoint_ns, checkpoint_id, len(docs))
-            found = await self.checkpoint_writes_index.search(query)
-            docs.extend(found.docs)
-            if not found.docs or len(docs) >= found.total:
-                return decoded_writes(self.serde, docs)
+        docs = await aevery_match(
+            self.checkpoint_writes_index,
+            lambda offset: writes_query(thread_id, checkpoint_ns, checkpoint_id, offset),
+        )
+        return decoded_writes(self.serde, docs)

@@ -17,7 +17,7 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple
 
 from ...decisions.plan import NewCheckpoint
-from ..base import Head, Selection, put_new
+from ..base import Head, Selection, chunks, put_new
 from ..generic.store import GenericStore, NoStoredBytes
 from ..opening_errors import TargetError
 from ..stored_values import ThreadBlobs
@@ -26,7 +26,6 @@ from .base import (
     NAMESPACES_INDEXED,
     NO_TYPES,
     PAGE,
-    chunks,
     distinct_count,
     of_run,
     pointer_pattern,
@@ -34,7 +33,7 @@ from .base import (
     written_keys,
 )
 from .look import head_of_document, looked, shows_delta, written_heads, written_query
-from .saver import RedisStoreSaver
+from .saver import RedisStoreSaver, every_match
 
 
 class RedisStore(GenericStore):
@@ -49,7 +48,7 @@ class RedisStore(GenericStore):
         for pointers in chunks(self._pointers(selection), selection.page_size):
             heads = self._heads(pointers, selection)
             if heads:
-                yield sorted(heads, key=lambda head: head.key)
+                yield heads
 
     def _every_namespace_pointed(self) -> None:
         """Refuse, before anything is read, a store holding another saver's layout."""
@@ -80,17 +79,15 @@ class RedisStore(GenericStore):
         found = [(head_of_document(d), d) for d in documents]
         taken = [(h, d) for h, d in found if h is not None and selection.takes(h.thread_id)]
         written = self._written([head for head, _ in taken])
-        return [self._judged(h, d, h.key in written, selection) for h, d in taken]
+        heads = [self._judged(h, d, h.key in written, selection) for h, d in taken]
+        return sorted(heads, key=lambda head: head.key)
 
     def _written(self, heads: list[Head]) -> set[tuple[str, str, str]]:
         """Which of the heads have pending writes: one search for the page."""
-        docs: list[Any] = []
-        while heads:
-            found = self.saver.checkpoint_writes_index.search(written_query(heads, len(docs), PAGE))
-            docs.extend(found.docs)
-            if not found.docs or len(docs) >= found.total:
-                break
-        return written_heads(docs)
+        if not heads:
+            return set()
+        index = self.saver.checkpoint_writes_index
+        return written_heads(every_match(index, lambda at: written_query(heads, at, PAGE)))
 
     def _judged(self, head: Head, document: Any, written: bool, selection: Selection) -> Head:
         head = looked(head, document, written, selection)

@@ -11,7 +11,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...decisions.plan import DETAIL_KEY
 from ...retention.compact import COMPACT_KIND, Compaction, as_compacted
-from ...retention.keep import StoredCheckpoint, ThreadPlan, planned
+from ...retention.keep import StoredCheckpoint, ThreadPlan, planned, stored_step
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 
@@ -306,7 +306,7 @@ def stored_checkpoint(
         needs_parent=isinstance(version, int) and version < 4 and (ns, parent) in sends,
         repaired_from=detail.get("source_checkpoint_id") if isinstance(detail, dict) else None,
         written_at=checkpoint.get("ts"),
-        step=step if isinstance(step, int) and not isinstance(step, bool) else None,
+        step=stored_step(step),
         run_id=_text(metadata.get("run_id")),
         source=_text(metadata.get("source")),
     )
