@@ -8,7 +8,8 @@ thread's own format. Once the head points at it, the head is rebuilt again by La
 walk: the same value in every channel, or the head is pointed back, the snapshot
 deleted and the thread left as it was (`compact_unproven`).
 A LangGraph.js thread is not compacted (its snapshot would be written in Python's
-format) and is pruned as any other.
+format), nor a Redis one (the saver's put would make the snapshot the thread's head);
+each is pruned as any other, its delta chains kept whole.
 """
 
 from __future__ import annotations
@@ -129,6 +130,15 @@ def proven(before: Mapping[str, Any], after: tuple[Any, Mapping[str, Any]] | str
     return all(snapshot_value(before[k]) == snapshot_value(after[1][k]) for k in before)
 
 
+def refused_by_store(compacted: Compacted, pruner: Any, found: Compaction) -> bool:
+    """Whether the store's pruner says why it compacts nothing (a Redis store: its
+    saver's put would point the thread at the snapshot); said once per namespace."""
+    why = getattr(pruner, "not_compacted", None)
+    if why:
+        compacted.refuse(found, why)
+    return bool(why)
+
+
 def compact_thread(
     saver: BaseCheckpointSaver[Any],
     pruner: Any,
@@ -142,6 +152,8 @@ def compact_thread(
     then left as it was)."""
     compacted = Compacted()
     for found in to_compact(pruner.thread_rows(thread_id), rules):
+        if refused_by_store(compacted, pruner, found):
+            continue
         read = compacted.to_write(found, head_values(saver, thread_id, found, graph), rules.dry_run)
         if read is None:
             continue
@@ -191,6 +203,8 @@ async def acompact_thread(
     """The async twin of `compact_thread`."""
     compacted = Compacted()
     for found in to_compact(await pruner.thread_rows(thread_id), rules):
+        if refused_by_store(compacted, pruner, found):
+            continue
         read = compacted.to_write(
             found, await ahead_values(saver, thread_id, found, graph), rules.dry_run
         )

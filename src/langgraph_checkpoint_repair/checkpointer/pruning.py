@@ -184,4 +184,4 @@ def offered_over(inner: type, name: str) -> bool:
     from ..stores.drivers import talks_async
     from ..stores.pruners import prunes_class
 
-    return prunes_class(inner) and name.startswith("a") == talks_async(inner)
+    return prunes_class(inner, name) and name.startswith("a") == talks_async(inner)

@@ -66,6 +66,45 @@ def stored_step(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def read_checkpoint(
+    where: tuple[str, str, str | None],
+    checkpoint: Mapping[str, Any],
+    metadata: Any,
+    sends: Collection[tuple[str, str | None]] = (),
+    holds: Iterable[str] | None = None,
+) -> StoredCheckpoint:
+    """A stored checkpoint as a plan reads it, from its (namespace, id, parent), its
+    checkpoint and its metadata as stored; `sends` names the (namespace, checkpoint) pairs
+    holding pending sends, `holds` the channels it stores where its `channel_values`
+    were not read."""
+    ns, cid, parent = where
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    counters = metadata.get("counters_since_delta_snapshot")
+    parents = metadata.get("parents")
+    detail = metadata.get("langgraph_repair")
+    version = checkpoint.get("v")
+    held = (checkpoint.get("channel_values") or {}) if holds is None else holds
+    return StoredCheckpoint(
+        ns,
+        cid,
+        parent,
+        versions={str(k): str(v) for k, v in (checkpoint.get("channel_versions") or {}).items()},
+        holds=frozenset(held),
+        delta=frozenset(counters) if isinstance(counters, Mapping) else frozenset(),
+        root_id=parents.get("") if isinstance(parents, Mapping) else None,
+        needs_parent=isinstance(version, int) and version < 4 and (ns, parent) in sends,
+        repaired_from=detail.get("source_checkpoint_id") if isinstance(detail, Mapping) else None,
+        written_at=checkpoint.get("ts"),
+        step=stored_step(metadata.get("step")),
+        run_id=_text(metadata.get("run_id")),
+        source=_text(metadata.get("source")),
+    )
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
 @dataclass(frozen=True)
 class ThreadPlan:
     """What one thread keeps and lets go, on one snapshot of its rows."""

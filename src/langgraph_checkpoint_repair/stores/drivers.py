@@ -73,6 +73,7 @@ ASYNC_SAVERS = frozenset(
     {
         ("langgraph.checkpoint.postgres.aio", "AsyncPostgresSaver"),
         ("langgraph.checkpoint.sqlite.aio", "AsyncSqliteSaver"),
+        ("langgraph.checkpoint.redis.aio", "AsyncRedisSaver"),
     }
 )
 """LangGraph's async saver classes: a saver built on one talks to its database

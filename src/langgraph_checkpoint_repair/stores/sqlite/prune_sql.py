@@ -11,7 +11,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...decisions.plan import DETAIL_KEY
 from ...retention.compact import COMPACT_KIND, Compaction, as_compacted
-from ...retention.keep import StoredCheckpoint, ThreadPlan, planned, stored_step
+from ...retention.keep import StoredCheckpoint, ThreadPlan, planned, read_checkpoint
 from ...retention.outcome import Deleted, ThreadPruned
 from ...retention.rules import PruneRules
 
@@ -288,29 +288,5 @@ def stored_checkpoint(
 ) -> StoredCheckpoint:
     """A checkpoint row, decoded, as a plan reads it."""
     ns, cid, parent, kind, blob, meta = row
-    checkpoint = serde.loads_typed((kind, blob))
     metadata = json.loads(meta) if meta else {}
-    metadata = metadata if isinstance(metadata, dict) else {}
-    counters = metadata.get("counters_since_delta_snapshot")
-    parents = metadata.get("parents")
-    detail = metadata.get("langgraph_repair")
-    version, step = checkpoint.get("v"), metadata.get("step")
-    return StoredCheckpoint(
-        ns,
-        cid,
-        parent,
-        versions={str(k): str(v) for k, v in (checkpoint.get("channel_versions") or {}).items()},
-        holds=frozenset(checkpoint.get("channel_values") or {}),
-        delta=frozenset(counters) if isinstance(counters, dict) else frozenset(),
-        root_id=parents.get("") if isinstance(parents, dict) else None,
-        needs_parent=isinstance(version, int) and version < 4 and (ns, parent) in sends,
-        repaired_from=detail.get("source_checkpoint_id") if isinstance(detail, dict) else None,
-        written_at=checkpoint.get("ts"),
-        step=stored_step(step),
-        run_id=_text(metadata.get("run_id")),
-        source=_text(metadata.get("source")),
-    )
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
+    return read_checkpoint((ns, cid, parent), serde.loads_typed((kind, blob)), metadata, sends)
