@@ -31,6 +31,7 @@ from langgraph_checkpoint_repair.batch.pruning import (
 from langgraph_checkpoint_repair.cli.exits import EXIT_OK, EXIT_USAGE
 from langgraph_checkpoint_repair.stores.redis.prune import RedisPruner
 from langgraph_checkpoint_repair.stores.redis.prune_base import NOT_COMPACTED
+from langgraph_checkpoint_repair.stores.redis.running import StepRunner
 from langgraph_checkpoint_repair.stores.redis.steps import Commit
 from tests.retention.test_prune_deep_agent_reasons import write_files
 from tests.retention.test_prune_delta_threads import talked
@@ -210,19 +211,19 @@ def test_delete_idle_deletes_a_thread_whole_but_not_one_waiting_on_a_human(
         assert undo_prune(saver, again.run_id).threads_restored == 0  # type: ignore[union-attr]
 
 
-class WritingPruner(RedisPruner):
-    """A pruner during whose prune the application writes a turn to the thread: after
+class WritingRunner(StepRunner):
+    """Runs a prune's steps, and has the application write a turn to the thread after
     the plan, before the transaction that deletes."""
 
     def __init__(self, saver: Any, app_turn: Any) -> None:
         super().__init__(saver)
         self.app_turn = app_turn
 
-    def _run(self, txn: Any, step: Any) -> Any:
+    def run(self, txn: Any, step: Any) -> Any:
         if isinstance(step, Commit) and self.app_turn is not None:
             self.app_turn()
             self.app_turn = None
-        return super()._run(txn, step)
+        return super().run(txn, step)
 
 
 def test_a_write_between_the_plan_and_the_delete_leaves_the_thread_as_it_was(
@@ -237,7 +238,8 @@ def test_a_write_between_the_plan_and_the_delete_leaves_the_thread_as_it_was(
         for _ in range(3):
             chat.invoke({"messages": [HumanMessage("hi")]}, thread("busy"))
         stored = set(dumps(redis_url))
-        pruner = WritingPruner(
+        pruner = RedisPruner(saver)
+        pruner.steps = WritingRunner(
             saver, lambda: chat.invoke({"messages": [HumanMessage("again")]}, thread("busy"))
         )
         report = PruneReport("run-race", dry_run=False, archived=True)

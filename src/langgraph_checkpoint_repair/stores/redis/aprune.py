@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, TypeVar
-
-from redis.exceptions import WatchError
+from typing import Any
 
 from ...retention.keep import StoredCheckpoint
 from ...retention.outcome import Deleted, ThreadPruned
@@ -18,10 +16,8 @@ from . import prune_base as pb
 from . import steps as st
 from .base import PAGE
 from .prune import RETRIES
-from .prune_base import now, root_pointers, thread_of, undecoded
-from .saver import aevery_match
-
-T = TypeVar("T")
+from .prune_base import now, root_pointers, thread_of
+from .running import AsyncStepRunner
 
 
 class AsyncRedisPruner:
@@ -33,11 +29,7 @@ class AsyncRedisPruner:
 
     def __init__(self, saver: Any) -> None:
         self.saver = saver
-        self.redis = undecoded(self.saver._redis)
-        self.indexes = {
-            "checkpoints": self.saver.checkpoints_index,
-            "writes": self.saver.checkpoint_writes_index,
-        }
+        self.steps = AsyncStepRunner(saver)
 
     async def ready(
         self, *, archive: bool, writes: bool, recorded: bool = True, compact: bool = False
@@ -50,7 +42,9 @@ class AsyncRedisPruner:
                 yield await self._present(threads[start : start + PAGE])
             return
         page: set[str] = set()
-        async for pointer in self.redis.scan_iter(match=root_pointers(self.saver), count=PAGE):
+        async for pointer in self.steps.redis.scan_iter(
+            match=root_pointers(self.saver), count=PAGE
+        ):
             page.add(thread_of(self.saver, pointer))
             if len(page) >= PAGE:
                 yield sorted(page)
@@ -60,31 +54,31 @@ class AsyncRedisPruner:
 
     async def _present(self, threads: Sequence[str]) -> list[str]:
         pointers = [self.saver._make_redis_checkpoint_latest_key(t, "") for t in threads]
-        there = await self._driven(st.read_replies([("exists", key) for key in pointers]))
+        there = await self.steps.driven(st.read_replies([("exists", key) for key in pointers]))
         return [thread for thread, found in zip(threads, there, strict=True) if found]
 
     async def begin_run(
         self, run_id: str, arguments: dict[str, Any], command: str = "prune"
     ) -> None:
         record = {"arguments": json.dumps({**arguments, "command": command})}
-        await self._driven(archive.run_record(run_id, {**record, "started_at": now()}))
+        await self.steps.driven(archive.run_record(run_id, {**record, "started_at": now()}))
 
     async def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         record = {"summary": json.dumps(summary), "finished_at": now()}
-        await self._driven(archive.run_record(run_id, record))
+        await self.steps.driven(archive.run_record(run_id, record))
 
     async def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
         pointer = self.saver._make_redis_checkpoint_latest_key
-        return await self._driven(pb.prune_steps(run_id, thread_id, rules, pointer))
+        return await self.steps.driven(pb.prune_steps(run_id, thread_id, rules, pointer))
 
     async def thread_rows(self, thread_id: str) -> list[StoredCheckpoint] | None:
-        return await self._driven(pb.skeleton_steps(thread_id))
+        return await self.steps.driven(pb.skeleton_steps(thread_id))
 
     async def run_threads(self, runs: Sequence[str], threads: Sequence[str] | None) -> list[str]:
         raise CannotPrune(pb.NO_ROLLBACK)
 
     async def pruned_threads(self, run_id: str) -> list[str] | None:
-        return await self._driven(archive.run_threads_steps(run_id))
+        return await self.steps.driven(archive.run_threads_steps(run_id))
 
     async def restore_needs(self, run_id: str) -> None:
         """Redis has no roles here: nothing to check."""
@@ -94,42 +88,10 @@ class AsyncRedisPruner:
 
     async def restore_thread(self, run_id: str, thread_id: str) -> Deleted:
         for _ in range(RETRIES):
-            restored = await self._driven(archive.restore_steps(run_id, thread_id))
+            restored = await self.steps.driven(archive.restore_steps(run_id, thread_id))
             if restored is not None:
                 return restored
         raise RuntimeError(f"thread {thread_id!r} kept changing while its undo ran: run it again")
 
     async def forget(self, run_id: str) -> int:
-        return await self._driven(archive.forget_steps(run_id))
-
-    async def _driven(self, steps: st.Steps[T]) -> T:
-        """The twin of `RedisPruner._driven`."""
-        async with self.redis.pipeline(transaction=True) as txn:
-            reply: Any = None
-            while True:
-                try:
-                    step = steps.send(reply)
-                except StopIteration as done:
-                    result: T = done.value
-                    return result
-                reply = await self._run(txn, step)
-
-    async def _run(self, txn: Any, step: st.Search | st.Read | st.Watch | st.Commit) -> Any:
-        if isinstance(step, st.Search):
-            return await aevery_match(self.indexes[step.index], step.query_at)
-        if isinstance(step, st.Watch):
-            return await txn.watch(*step.keys) if step.keys else None
-        if isinstance(step, st.Read):
-            if not step.commands:
-                return []
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for name, *args in step.commands:
-                    getattr(pipe, name)(*args)
-                return await pipe.execute(raise_on_error=False)
-        txn.multi()
-        for name, *args in step.commands:
-            getattr(txn, name)(*args)
-        try:
-            return await txn.execute(raise_on_error=False)
-        except WatchError:
-            return None
+        return await self.steps.driven(archive.forget_steps(run_id))

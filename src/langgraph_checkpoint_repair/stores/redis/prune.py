@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any, TypeVar
-
-from redis.exceptions import WatchError
+from typing import Any
 
 from ...retention.keep import StoredCheckpoint
 from ...retention.outcome import Deleted, ThreadPruned
@@ -25,10 +23,9 @@ from . import archive
 from . import prune_base as pb
 from . import steps as st
 from .base import PAGE
-from .prune_base import now, root_pointers, thread_of, undecoded
-from .saver import every_match
+from .prune_base import now, root_pointers, thread_of
+from .running import StepRunner
 
-T = TypeVar("T")
 RETRIES = 5
 """Times an undo of one thread is tried again when the application moved a pointer
 it puts back."""
@@ -43,11 +40,7 @@ class RedisPruner:
 
     def __init__(self, saver: Any) -> None:
         self.saver = saver
-        self.redis = undecoded(self.saver._redis)
-        self.indexes = {
-            "checkpoints": self.saver.checkpoints_index,
-            "writes": self.saver.checkpoint_writes_index,
-        }
+        self.steps = StepRunner(saver)
 
     def ready(
         self, *, archive: bool, writes: bool, recorded: bool = True, compact: bool = False
@@ -58,35 +51,35 @@ class RedisPruner:
         if threads is not None:
             yield from chunks(self._present(threads), PAGE)
             return
-        found = self.redis.scan_iter(match=root_pointers(self.saver), count=PAGE)
+        found = self.steps.redis.scan_iter(match=root_pointers(self.saver), count=PAGE)
         for page in chunks(found, PAGE):
             yield sorted({thread_of(self.saver, pointer) for pointer in page})
 
     def _present(self, threads: Sequence[str]) -> list[str]:
         pointers = [self.saver._make_redis_checkpoint_latest_key(t, "") for t in threads]
-        there = self._driven(st.read_replies([("exists", key) for key in pointers]))
+        there = self.steps.driven(st.read_replies([("exists", key) for key in pointers]))
         return [thread for thread, found in zip(threads, there, strict=True) if found]
 
     def begin_run(self, run_id: str, arguments: dict[str, Any], command: str = "prune") -> None:
         record = {"arguments": json.dumps({**arguments, "command": command})}
-        self._driven(archive.run_record(run_id, {**record, "started_at": now()}))
+        self.steps.driven(archive.run_record(run_id, {**record, "started_at": now()}))
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         record = {"summary": json.dumps(summary), "finished_at": now()}
-        self._driven(archive.run_record(run_id, record))
+        self.steps.driven(archive.run_record(run_id, record))
 
     def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
         pointer = self.saver._make_redis_checkpoint_latest_key
-        return self._driven(pb.prune_steps(run_id, thread_id, rules, pointer))
+        return self.steps.driven(pb.prune_steps(run_id, thread_id, rules, pointer))
 
     def thread_rows(self, thread_id: str) -> list[StoredCheckpoint] | None:
-        return self._driven(pb.skeleton_steps(thread_id))
+        return self.steps.driven(pb.skeleton_steps(thread_id))
 
     def run_threads(self, runs: Sequence[str], threads: Sequence[str] | None) -> list[str]:
         raise CannotPrune(pb.NO_ROLLBACK)
 
     def pruned_threads(self, run_id: str) -> list[str] | None:
-        return self._driven(archive.run_threads_steps(run_id))
+        return self.steps.driven(archive.run_threads_steps(run_id))
 
     def restore_needs(self, run_id: str) -> None:
         """Redis has no roles here: nothing to check."""
@@ -96,42 +89,10 @@ class RedisPruner:
 
     def restore_thread(self, run_id: str, thread_id: str) -> Deleted:
         for _ in range(RETRIES):
-            restored = self._driven(archive.restore_steps(run_id, thread_id))
+            restored = self.steps.driven(archive.restore_steps(run_id, thread_id))
             if restored is not None:
                 return restored
         raise RuntimeError(f"thread {thread_id!r} kept changing while its undo ran: run it again")
 
     def forget(self, run_id: str) -> int:
-        return self._driven(archive.forget_steps(run_id))
-
-    def _driven(self, steps: st.Steps[T]) -> T:
-        """Run each step of `steps`, sending it back its replies; what the steps return."""
-        with self.redis.pipeline(transaction=True) as txn:
-            reply: Any = None
-            while True:
-                try:
-                    step = steps.send(reply)
-                except StopIteration as done:
-                    result: T = done.value
-                    return result
-                reply = self._run(txn, step)
-
-    def _run(self, txn: Any, step: st.Search | st.Read | st.Watch | st.Commit) -> Any:
-        if isinstance(step, st.Search):
-            return every_match(self.indexes[step.index], step.query_at)
-        if isinstance(step, st.Watch):
-            return txn.watch(*step.keys) if step.keys else None
-        if isinstance(step, st.Read):
-            if not step.commands:
-                return []
-            with self.redis.pipeline(transaction=False) as pipe:
-                for name, *args in step.commands:
-                    getattr(pipe, name)(*args)
-                return pipe.execute(raise_on_error=False)
-        txn.multi()
-        for name, *args in step.commands:
-            getattr(txn, name)(*args)
-        try:
-            return txn.execute(raise_on_error=False)
-        except WatchError:
-            return None
+        return self.steps.driven(archive.forget_steps(run_id))

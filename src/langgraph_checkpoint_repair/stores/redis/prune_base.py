@@ -49,18 +49,6 @@ PATHS = (
 VALUES = "$.checkpoint.channel_values"
 
 
-def undecoded(client: Any) -> Any:
-    """A client over the same server that hands replies back as bytes (a DUMP is not
-    text): `client` itself, unless it decodes."""
-    if not client.get_encoder().decode_responses:
-        return client
-    pool = client.connection_pool
-    kwargs = {**pool.connection_kwargs, "decode_responses": False}
-    return type(client)(
-        connection_pool=type(pool)(connection_class=pool.connection_class, **kwargs)
-    )
-
-
 def root_pointers(saver: Any) -> str:
     """The SCAN pattern of every thread's root namespace pointer."""
     return str(saver._make_redis_checkpoint_latest_key("*", ""))

@@ -46,7 +46,8 @@ class Commit:
     commands: Sequence[Command]
 
 
-Steps = Generator[Search | Read | Watch | Commit, Any, T]
+Step = Search | Read | Watch | Commit
+Steps = Generator[Step, Any, T]
 
 
 def text(value: Any) -> str:
