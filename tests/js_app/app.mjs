@@ -9,12 +9,14 @@
 //   node app.mjs ask THREAD         a node asks a human two questions: the first is asked
 //   node app.mjs answer THREAD TEXT answer the open question (Command({ resume: TEXT }))
 //
-// Environment: JS_APP_SQLITE_PATH (a SQLite file: its saver is used), else
-// JS_APP_POSTGRES_URI (a postgresql:// URI) and JS_APP_SCHEMA (the tables' schema).
+// Environment: JS_APP_SQLITE_PATH (a SQLite file: its saver is used), else JS_APP_REDIS_URL
+// (a redis:// URL: @langchain/langgraph-checkpoint-redis), else JS_APP_POSTGRES_URI (a
+// postgresql:// URI) and JS_APP_SCHEMA (the tables' schema).
 import { AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { FakeChatModel } from "@langchain/core/utils/testing";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { RedisSaver } from "@langchain/langgraph-checkpoint-redis";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { Annotation, Command, END, START, StateGraph, interrupt } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
@@ -94,10 +96,13 @@ function describe(messages) {
   }));
 }
 
-/** The saver the environment names: a SQLite file, or a PostgreSQL schema. */
-function openCheckpointer() {
+/** The saver the environment names: a SQLite file, a Redis server or a PostgreSQL schema. */
+async function openCheckpointer() {
   if (process.env.JS_APP_SQLITE_PATH) {
     return SqliteSaver.fromConnString(process.env.JS_APP_SQLITE_PATH);
+  }
+  if (process.env.JS_APP_REDIS_URL) {
+    return RedisSaver.fromUrl(process.env.JS_APP_REDIS_URL);
   }
   return PostgresSaver.fromConnString(process.env.JS_APP_POSTGRES_URI, {
     schema: process.env.JS_APP_SCHEMA ?? "public",
@@ -129,8 +134,8 @@ async function asking(checkpointer, command, config, text) {
 
 async function main() {
   const [command, threadId, text] = process.argv.slice(2);
-  const checkpointer = openCheckpointer();
-  await checkpointer.setup();
+  const checkpointer = await openCheckpointer();
+  if (!(checkpointer instanceof RedisSaver)) await checkpointer.setup();
   if (command === "ask" || command === "answer") {
     const config = { configurable: { thread_id: threadId } };
     try {

@@ -60,12 +60,23 @@ class Driver:
     versions_as_text: bool = False
     """Its saver stores every version as text (Redis's): a thread put with integers is
     stored in the saver's own format."""
+    replaces_heads: bool = False
+    """A repair replaces the head's document, its bytes kept for undo (the shallow Redis
+    savers keep no history to append to)."""
+    python_threads: bool = True
+    """It stores the threads LangGraph (Python) writes. LangGraph.js's Redis layout holds
+    LangGraph.js's alone, so its contract is run with the LangGraph.js application
+    (`test_redis_js`); only what needs no thread runs here."""
 
 
 REDIS_TARGET = Driver(
     "target", False, "redis", "redis", stored_bytes=False, rewrites_writes=False,
     versions_as_text=True,
 )  # fmt: skip
+SHALLOW_REDIS = replace(
+    REDIS_TARGET, opened="redis-shallow", driver="redis-shallow", replaces_heads=True
+)
+JS_REDIS = replace(REDIS_TARGET, opened="redis-js", driver="redis-js", python_threads=False)
 DRIVERS = [
     Driver("postgres", False, "postgres", nul_matters=True),
     Driver("apostgres", True, "postgres", nul_matters=True),
@@ -76,6 +87,10 @@ DRIVERS = [
     Driver("target", False, "sqlite", "sqlite", writes_langgraph_js=True),
     REDIS_TARGET,
     replace(REDIS_TARGET, is_async=True),
+    SHALLOW_REDIS,
+    replace(SHALLOW_REDIS, is_async=True),
+    JS_REDIS,
+    replace(JS_REDIS, is_async=True),
     Driver("memory", False, "generic", stored_bytes=False, rewrites_writes=False),
     Driver("amemory", True, "generic", stored_bytes=False, rewrites_writes=False),
 ]
@@ -84,6 +99,7 @@ DRIVERS = [
 def named(driver: Driver) -> str:
     how = "async" if driver.is_async else "sync"
     saver = f"{driver.on} target" if driver.opened == "target" else driver.opened
+    saver = f"{driver.opened} saver" if driver.opened.startswith("redis-") else saver
     return f"{driver.driver}-{saver}-{how}"
 
 
@@ -104,12 +120,41 @@ async def opened_target(driver: Driver, request: pytest.FixtureRequest) -> Async
             yield Store(saver, is_async=False)
 
 
+@contextlib.asynccontextmanager
+async def opened_layout(driver: Driver, request: pytest.FixtureRequest) -> AsyncIterator[Store]:
+    """A Redis driver's own saver of a layout a TARGET opens only once the store holds
+    it (the shallow savers', LangGraph.js's), over an empty server."""
+    pytest.importorskip("langgraph.checkpoint.redis", reason="needs the redis extra")
+    from langgraph_checkpoint_repair.stores.redis import js_saver, shallow_saver
+
+    url = request.getfixturevalue("redis_url")
+    if driver.opened == "redis-js":
+        saver: Any = (js_saver.AsyncJsRedisSaver if driver.is_async else js_saver.JsRedisSaver)(url)
+        yield Store(saver, is_async=driver.is_async)
+    elif driver.is_async:
+        async with shallow_saver.AsyncShallowRedisStoreSaver(redis_url=url) as asaver:
+            yield Store(asaver, is_async=True)
+    else:
+        with shallow_saver.ShallowRedisStoreSaver.from_conn_string(url) as sync_saver:
+            sync_saver.setup()
+            yield Store(sync_saver, is_async=False)
+
+
+NO_THREAD = {"test_the_registry_names_the_driver"}
+"""The tests that run on a layout holding no LangGraph (Python) thread."""
+
+
 @pytest.fixture(params=DRIVERS, ids=named)
 async def case(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[tuple[Driver, Store]]:
     driver: Driver = request.param
-    if driver.opened == "target":
+    if not driver.python_threads and request.node.name.split("[")[0] not in NO_THREAD:
+        pytest.skip("this layout holds LangGraph.js's threads alone: see test_redis_js")
+    if driver.opened.startswith("redis-"):
+        async with opened_layout(driver, request) as store:
+            yield driver, store
+    elif driver.opened == "target":
         async with opened_target(driver, request) as store:
             yield driver, store
     else:
@@ -148,7 +193,7 @@ async def test_the_registry_names_the_driver(case: tuple[Driver, Store]) -> None
 
 
 async def test_a_look_writes_nothing_and_a_repair_is_undone(case: tuple[Driver, Store]) -> None:
-    _, store = case
+    driver, store = case
     seeded = await seed(store, bricked=2)
     before = await all_checkpoints(store)
     originals = {t: await head_messages(store, t) for t in seeded.of("bricked", "orphan")}
@@ -161,7 +206,10 @@ async def test_a_look_writes_nothing_and_a_repair_is_undone(case: tuple[Driver, 
     assert repaired.threads_repaired == len(seeded.broken)
     for thread_id in originals:
         assert_valid(await head_messages(store, thread_id))
-    assert set(before) < set(await all_checkpoints(store))  # appended: nothing rewritten
+    if driver.replaces_heads:  # each namespace's one document, replaced
+        assert {k[:2] for k in before} == {k[:2] for k in await all_checkpoints(store)}
+    else:
+        assert set(before) < set(await all_checkpoints(store))  # appended: nothing rewritten
     assert (await run_repair(store)).threads_needing_repair == 0
 
     undone = await run_undo(store, repaired.run_id)

@@ -80,6 +80,10 @@ class JsApp:
     def on_file(cls, path: Path) -> JsApp:
         return cls(f"sqlite:///{path}", {"JS_APP_SQLITE_PATH": str(path)})
 
+    @classmethod
+    def on_redis(cls, url: str) -> JsApp:
+        return cls(url, {"JS_APP_REDIS_URL": url})
+
     @property
     def on_sqlite(self) -> bool:
         return self.target.startswith("sqlite:///")

@@ -22,7 +22,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..decisions.rewind import undone_by_copy
 from ..decisions.rewrites import by_checkpoint, undo_changes
-from ..decisions.undo_plans import copy_plan, restore_plan
+from ..decisions.undo_plans import copy_plan, repair_at, restore_plan
 from ..decoding.strict import refusals
 from ..stores import AsyncThreadStore, RepairEntry, ThreadStore, astore_for, store_for
 from ..stores.history import aload_rebuilt, load_rebuilt
@@ -91,6 +91,10 @@ class _SyncUndo:
     def undo(self, entry: RepairEntry) -> None:
         """Put back one thread the run repaired, or say why it is left alone."""
         store = self.store
+        if getattr(store, "replaces_heads", False):  # no history to append to
+            if self.ledger.pacer.wait():
+                self.ledger.wrote(entry, store.put_back(self.report.undo_of, repair_at(entry)))  # type: ignore[attr-defined]
+            return
         with refusals() as refused:
             head = store.load(planned_head(entry))
             current = store.head_id(entry.thread_id, entry.checkpoint_ns)
@@ -143,6 +147,11 @@ class _AsyncUndo:
     async def undo(self, entry: RepairEntry) -> None:
         """The twin of `_SyncUndo.undo`."""
         store = self.store
+        if getattr(store, "replaces_heads", False):
+            if await self.ledger.pacer.await_turn():
+                outcome = await store.put_back(self.report.undo_of, repair_at(entry))  # type: ignore[attr-defined]
+                self.ledger.wrote(entry, outcome)
+            return
         with refusals() as refused:
             head = await store.load(planned_head(entry))
             current = await store.head_id(entry.thread_id, entry.checkpoint_ns)

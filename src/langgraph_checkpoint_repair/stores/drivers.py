@@ -53,6 +53,10 @@ DRIVERS = {
     ),
     "sqlite": Driver("sqlite", "sqlite", "SqliteStore", "AsyncSqliteStore"),
     "redis": Driver("redis", "redis", "RedisStore", "AsyncRedisStore"),
+    "redis-shallow": Driver(
+        "redis-shallow", "redis", "ShallowRedisStore", "AsyncShallowRedisStore"
+    ),
+    "redis-js": Driver("redis-js", "redis", "JsRedisStore", "AsyncJsRedisStore"),
     "generic": Driver("generic", "generic", "GenericStore", "AsyncGenericStore"),
 }
 """Every driver, by name."""
@@ -66,6 +70,8 @@ SAVERS = {
     "langgraph_checkpoint_repair.stores.postgres.js_saver": "js-postgres",
     "langgraph_checkpoint_repair.stores.sqlite.js_saver": "sqlite",
     "langgraph_checkpoint_repair.stores.redis.saver": "redis",
+    "langgraph_checkpoint_repair.stores.redis.shallow_saver": "redis-shallow",
+    "langgraph_checkpoint_repair.stores.redis.js_saver": "redis-js",
 }
 """The module of each saver class a driver reads the tables of, by its driver's name."""
 

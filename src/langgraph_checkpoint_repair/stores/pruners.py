@@ -37,6 +37,18 @@ PRUNES_ONLY = {"redis": ("prune", "aprune")}
 or take runs back."""
 
 
+SHALLOW = (
+    "a shallow Redis store keeps one checkpoint a thread: prune has nothing to delete "
+    "there (its savers replace the document at every step)"
+)
+
+
+JS_REDIS = (
+    "prune does not run on LangGraph.js's Redis layout yet: its threads are scanned, "
+    "repaired and undone, and nothing in them is deleted"
+)
+
+
 class CannotPrune(ValueError):
     """The saver's store has no pruner; one line."""
 
@@ -88,7 +100,9 @@ def pruner_for(
     name = pruned_as(type(saver))
     if name is None:
         if required:
-            raise CannotPrune(NO_PRUNER.format(name=type(saver).__name__))
+            driver = driver_of_class(type(saver)).name
+            shown = NO_PRUNER.format(name=type(saver).__name__)
+            raise CannotPrune({"redis-shallow": SHALLOW, "redis-js": JS_REDIS}.get(driver, shown))
         return None
     module, _, attr = PRUNERS[name][asynchronous].partition(":")
     return getattr(import_module(module, __package__), attr)(saver)

@@ -72,14 +72,22 @@ class AsyncRedisStore(AsyncGenericStore):
         for pointer in pointers:
             pipe.get(pointer)
         keys = [key for key in await pipe.execute() if key]
-        pipe = redis.pipeline(transaction=False)
+        return await self._page(keys, selection)
+
+    async def _page(self, keys: list[Any], selection: Selection) -> list[Head]:
+        """The twin of `RedisStore._page`."""
+        pipe = self.saver._redis.pipeline(transaction=False)
         for key in keys:
             pipe.json().get(key)
-        found = [(head_of_document(d), d) for d in await pipe.execute()]
+        documents = await pipe.execute()
+        found = [(self._head_at(k, d), d) for k, d in zip(keys, documents, strict=True)]
         taken = [(h, d) for h, d in found if h is not None and selection.takes(h.thread_id)]
         written = await self._written([head for head, _ in taken])
         heads = [await self._judged(h, d, h.key in written, selection) for h, d in taken]
         return sorted(heads, key=lambda head: head.key)
+
+    def _head_at(self, key: Any, document: Any) -> Head | None:
+        return head_of_document(document)
 
     async def _written(self, heads: list[Head]) -> set[tuple[str, str, str]]:
         """The twin of `RedisStore._written`."""

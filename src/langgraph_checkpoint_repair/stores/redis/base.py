@@ -31,6 +31,7 @@ from redisvl.query.filter import Tag
 
 from ...decisions.plan import RUN_KEY, NewCheckpoint
 from ..base import Head
+from ..opening_errors import TargetError
 
 WRITE_FIELDS = ["task_id", "task_path", "idx", "channel", "type", "$.blob"]
 PAGE = 1000
@@ -47,6 +48,14 @@ def pointer_pattern(prefix: str, thread_id: str | None = None) -> str:
     if thread_id is None:
         return f"{prefix}_latest:*"
     return f"{prefix}_latest:{_glob_escaped(str(to_storage_safe_id(thread_id)))}:*"
+
+
+def document_pattern(prefix: str, thread_id: str | None = None) -> str:
+    """The SCAN pattern of every shallow saver's document, or one thread's (a shallow
+    key holds the thread id as given)."""
+    if thread_id is None:
+        return f"{prefix}:*"
+    return f"{prefix}:{_glob_escaped(thread_id)}:*"
 
 
 def _glob_escaped(text: str) -> str:
@@ -145,17 +154,37 @@ def written_keys(saver: Any, new: NewCheckpoint) -> tuple[str, list[str]]:
         saver._make_redis_checkpoint_key(thread_id, ns, new.checkpoint_id),
         saver._make_redis_checkpoint_latest_key(thread_id, ns),
     ]
-    for task_id, writes in new.task_writes():
-        for idx, (channel, _) in enumerate(writes):
-            index = WRITES_IDX_MAP.get(channel, idx)
-            keys.append(
-                saver._make_redis_checkpoint_writes_key(
-                    thread_id, ns, new.checkpoint_id, task_id, index
-                )
-            )
+    keys += write_keys(saver, new)
     if new.writes:
         keys.append(registry_key(thread_id, ns, new.checkpoint_id))
     return head, keys
+
+
+def write_keys(saver: Any, new: NewCheckpoint) -> list[str]:
+    """The key of each pending write of `new`, as the saver names it."""
+    where = new.config["configurable"]
+    thread_id, ns = where["thread_id"], where.get("checkpoint_ns", "")
+    return [
+        saver._make_redis_checkpoint_writes_key(
+            thread_id, ns, new.checkpoint_id, task_id, WRITES_IDX_MAP.get(channel, idx)
+        )
+        for task_id, writes in new.task_writes()
+        for idx, (channel, _) in enumerate(writes)
+    ]
+
+
+def shallow_head(saver: Any, key: Any, head: Head | None) -> Head | None:
+    """`head`, read from the document at `key`, where a shallow saver would store it;
+    `TargetError` for a document another saver's layout put there."""
+    if head is None:
+        return None
+    shallow = saver._make_shallow_redis_checkpoint_key(head.thread_id, head.checkpoint_ns)
+    if (key.decode() if isinstance(key, bytes) else str(key)) != shallow:
+        raise TargetError(
+            f"the Redis key {shallow!r} holds a checkpoint the shallow savers would not "
+            "store there (another saver's layout): the store is not read"
+        )
+    return head
 
 
 def registry_key(thread_id: str, ns: str, checkpoint_id: str) -> str:
@@ -196,4 +225,29 @@ def unpointed(indexed: int, pointers: int) -> str | None:
         "checkpoints but no checkpoint_latest pointer: they were written by another saver "
         "(ShallowRedisSaver, LangGraph.js's Redis saver), whose layout a redis:// TARGET "
         "does not read yet; open such a store through its saver (module:attr)"
+    )
+
+
+DOCUMENTS_INDEXED = ("FT.SEARCH", "checkpoint", "*", "LIMIT", "0", "0")
+"""How many checkpoint documents the checkpoints' index holds."""
+
+
+def search_total(reply: Any) -> int:
+    """The count a search answers, as RESP3's map or RESP2's list."""
+    if isinstance(reply, Mapping):
+        return int(_field(reply, "total_results") or 0)
+    return int(reply[0]) if isinstance(reply, list) and reply else 0
+
+
+def not_shallow(documents: int, pairs: int) -> str | None:
+    """Why a store with no latest pointer is not the shallow savers' alone: a
+    (thread, namespace) pair holds more than one document."""
+    if documents <= pairs:
+        return None
+    return (
+        f"the store holds {documents:,} checkpoint documents for {pairs:,} (thread, "
+        "namespace) pairs and no checkpoint_latest pointer: the shallow savers keep one "
+        "document a pair, so the rest were written by another saver (LangGraph.js's Redis "
+        "saver keeps one a checkpoint), whose layout a redis:// TARGET does not read yet; "
+        "open such a store through its saver (module:attr)"
     )

@@ -19,8 +19,10 @@ from langgraph.checkpoint.redis.util import to_storage_safe_id
 from redisvl.query import FilterQuery
 from redisvl.query.filter import Tag
 
+from ...retention.keep import cut_channels, read_checkpoint
 from ..base import Head, Selection
 from ..first_look.plain import plain_history_is_clean
+from ..generic.lost import Lost
 from .base import head_named, stored_metadata
 
 MESSAGE_IDS = (["langchain", "schema", "messages"], ["langchain_core", "messages"])
@@ -97,3 +99,17 @@ def written_heads(docs: Iterable[Any]) -> set[tuple[str, str, str]]:
     """(thread, namespace, checkpoint) of each write document found."""
     named = (head_named(*(str(getattr(doc, name, "")) for name in IDENTITY)) for doc in docs)
     return {head.key for head in named if head is not None}
+
+
+def lost_in_document(document: Mapping[str, Any], channels: Sequence[str]) -> Lost:
+    """`delta_seed_missing` for each selected channel a shallow head rebuilds from
+    earlier checkpoints: a shallow saver keeps none, so LangGraph would rebuild it from
+    nothing."""
+    head = head_of_document(document)
+    checkpoint = document.get("checkpoint")
+    if head is None or not isinstance(checkpoint, Mapping):
+        return ()
+    metadata = stored_metadata(document.get("metadata"))
+    row = read_checkpoint((head.checkpoint_ns, head.checkpoint_id, None), checkpoint, metadata)
+    cut = cut_channels({row.checkpoint_id: row})
+    return tuple(("delta_seed_missing", name) for name in channels if name in cut)

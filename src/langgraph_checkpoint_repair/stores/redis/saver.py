@@ -41,17 +41,29 @@ async def aevery_match(index: Any, query_at: Callable[[int], Any]) -> list[Any]:
             return docs
 
 
+def indexed_writes(saver: Any, thread_id: str, ns: str, checkpoint_id: str) -> list[PendingWrite]:
+    """Every pending write of one checkpoint, through the writes' search index."""
+    index = saver.checkpoint_writes_index
+    docs = every_match(index, lambda at: writes_query(thread_id, ns, checkpoint_id, at))
+    return decoded_writes(saver.serde, docs)
+
+
+async def aindexed_writes(
+    saver: Any, thread_id: str, ns: str, checkpoint_id: str
+) -> list[PendingWrite]:
+    """The twin of `indexed_writes`, over an async saver's index."""
+    index = saver.checkpoint_writes_index
+    docs = await aevery_match(index, lambda at: writes_query(thread_id, ns, checkpoint_id, at))
+    return decoded_writes(saver.serde, docs)
+
+
 class RedisStoreSaver(RedisSaver):
     """RedisSaver, loading every write of each checkpoint it loads."""
 
     def _load_pending_writes_with_registry_check(
         self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, *_: Any, **__: Any
     ) -> list[PendingWrite]:
-        docs = every_match(
-            self.checkpoint_writes_index,
-            lambda offset: writes_query(thread_id, checkpoint_ns, checkpoint_id, offset),
-        )
-        return decoded_writes(self.serde, docs)
+        return indexed_writes(self, thread_id, checkpoint_ns, checkpoint_id)
 
 
 class AsyncRedisStoreSaver(AsyncRedisSaver):
@@ -60,8 +72,4 @@ class AsyncRedisStoreSaver(AsyncRedisSaver):
     async def _aload_pending_writes(
         self, thread_id: str, checkpoint_ns: str = "", checkpoint_id: str = ""
     ) -> list[PendingWrite]:
-        docs = await aevery_match(
-            self.checkpoint_writes_index,
-            lambda offset: writes_query(thread_id, checkpoint_ns, checkpoint_id, offset),
-        )
-        return decoded_writes(self.serde, docs)
+        return await aindexed_writes(self, thread_id, checkpoint_ns, checkpoint_id)

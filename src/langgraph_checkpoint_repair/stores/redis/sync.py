@@ -72,15 +72,23 @@ class RedisStore(GenericStore):
             for pointer in pointers:
                 pipe.get(pointer)
             keys = [key for key in pipe.execute() if key]
-        with redis.pipeline(transaction=False) as pipe:
+        return self._page(keys, selection)
+
+    def _page(self, keys: list[Any], selection: Selection) -> list[Head]:
+        """The heads whose documents `keys` name, each with what its document proves."""
+        with self.saver._redis.pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.json().get(key)
             documents = pipe.execute()
-        found = [(head_of_document(d), d) for d in documents]
+        found = [(self._head_at(k, d), d) for k, d in zip(keys, documents, strict=True)]
         taken = [(h, d) for h, d in found if h is not None and selection.takes(h.thread_id)]
         written = self._written([head for head, _ in taken])
         heads = [self._judged(h, d, h.key in written, selection) for h, d in taken]
         return sorted(heads, key=lambda head: head.key)
+
+    def _head_at(self, key: Any, document: Any) -> Head | None:
+        """The head a document is (None for one gone); `key` names it."""
+        return head_of_document(document)
 
     def _written(self, heads: list[Head]) -> set[tuple[str, str, str]]:
         """Which of the heads have pending writes: one search for the page."""
