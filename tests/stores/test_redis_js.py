@@ -2,7 +2,9 @@
 installed from the npm registry as the other LangGraph.js tests install theirs), on a
 real Redis server: the LangGraph.js application bricks a thread, `scan` finds it, a dry
 run changes no key, `repair` writes one checkpoint in LangGraph.js's format with the
-thread's time to live, the application goes on, and undo takes the repair back."""
+thread's time to live, the application goes on, and undo takes the repair back; a
+prune keeps each thread reading the same and a question waiting, and its undo puts
+every key back."""
 
 from __future__ import annotations
 
@@ -146,9 +148,38 @@ def test_a_python_savers_thread_beside_langgraphjs_ones_refuses_the_run(
     assert len(done.stderr.strip().splitlines()) == 1 and dumps(redis_url) == before
 
 
-def test_prune_says_in_one_line_that_it_does_not_run_here(redis_url: str, app: JsApp) -> None:
-    app.brick("bricked")
+def test_a_prune_keeps_each_thread_reading_the_same_and_undo_puts_every_key_back(
+    redis_url: str, app: JsApp
+) -> None:
+    for turn in ("hello", "weather in Oslo"):
+        app.turn("talked", turn)
+    app.resume("talked")
+    app.run("ask", "waiting")
+    with_ttl(redis_url, "talked")
+    seen = {t: app.state(t) for t in ("talked",)}
     before = dumps(redis_url)
-    done = run_cli("prune", redis_url, "--min-idle", "0")
-    assert done.returncode == EXIT_USAGE
-    assert "LangGraph.js's Redis layout" in done.stderr and dumps(redis_url) == before
+
+    code, dry, err = command("prune", redis_url, "--min-idle", "0", "--dry-run", "--json")
+    assert code == EXIT_OK, err
+    assert dumps(redis_url) == before
+    code, pruned, err = command("prune", redis_url, "--min-idle", "0", "--json")
+    assert code == EXIT_OK, err
+
+    assert pruned["threads_pruned"] == 2 and pruned["checkpoints_deleted"] > 4
+    assert pruned["blobs_deleted"] > 0
+    assert {k: dry[k] for k in ("checkpoints_deleted", "blobs_deleted", "writes_deleted")} == {
+        k: pruned[k] for k in ("checkpoints_deleted", "blobs_deleted", "writes_deleted")
+    }
+    assert {t: app.state(t) for t in seen} == seen
+    code, undone, err = command("undo", redis_url, "--run", pruned["run_id"], "--json")
+    assert code == EXIT_OK, err
+    assert undone["rows_restored"]["checkpoints"] == pruned["checkpoints_deleted"]
+    assert undone["rows_restored"]["blobs"] == pruned["blobs_deleted"]
+    after = dumps(redis_url)
+    assert {k: v for k, v in after.items() if not k.startswith(b"langgraph_repair:")} == before
+
+    command("prune", redis_url, "--min-idle", "0")
+    answered = app.run("answer", "waiting", "yes")
+    assert [q["value"] for q in answered["interrupts"]] == ["q2"]  # the question was kept
+    going_on = app.turn("talked", "hello again")
+    assert going_on["ok"] and going_on["messages"][-1]["content"] == "You said: hello again"

@@ -189,3 +189,24 @@ def test_prune_on_a_shallow_store_says_there_is_nothing_to_delete(redis_url: str
     assert done.returncode == EXIT_USAGE
     assert "a shallow Redis store keeps one checkpoint a thread" in done.stderr
     assert dumps(redis_url) == before
+
+
+@pytest.mark.parametrize("saver_class", [RedisSaver, ShallowRedisSaver], ids=lambda c: c.__name__)
+def test_a_thread_waiting_on_a_human_is_listed_with_its_question(
+    redis_url: str, saver_class: Any
+) -> None:
+    from tests.support import asking_graphs
+
+    with saver_class.from_conn_string(redis_url) as saver:
+        saver.setup()
+        graph = asking_graphs.build("one_task", saver)
+        asyncio.run(Store(saver, is_async=False).invoke(graph, {"out": ""}, config("waiting")))
+
+    code, scanned, err = command("scan", redis_url, "--waiting", "--min-idle", "0", "--json")
+
+    assert code == EXIT_OK, err
+    (waiting,) = scanned["waiting"]
+    assert waiting["thread_id"] == "waiting"
+    assert [(q["value"], q["node"]) for q in waiting["interrupts"]] == [
+        ("approve the refund?", "ask")
+    ]

@@ -16,6 +16,7 @@ PRUNERS = {
     "js-postgres": (".postgres.prune:PostgresPruner", ".postgres.aprune:AsyncPostgresPruner"),
     "sqlite": (".sqlite.prune:SqlitePruner", ".sqlite.aprune:AsyncSqlitePruner"),
     "redis": (".redis.prune:RedisPruner", ".redis.aprune:AsyncRedisPruner"),
+    "redis-js": (".redis.js_prune:JsRedisPruner", ".redis.js_prune:AsyncJsRedisPruner"),
 }
 """Each driver's sync and async pruner classes."""
 NO_PRUNER = (
@@ -32,7 +33,7 @@ REDIS_SAVERS = frozenset(
 their API and the Redis pruner prunes key by key (its shallow savers keep one
 checkpoint a thread: nothing to prune)."""
 WRITES = ("put", "aput", "put_writes", "aput_writes")
-PRUNES_ONLY = {"redis": ("prune", "aprune")}
+PRUNES_ONLY = {"redis": ("prune", "aprune"), "redis-js": ("prune", "aprune")}
 """What the wrapper offers of its own over a store whose pruner does not copy threads
 or take runs back."""
 
@@ -40,12 +41,6 @@ or take runs back."""
 SHALLOW = (
     "a shallow Redis store keeps one checkpoint a thread: prune has nothing to delete "
     "there (its savers replace the document at every step)"
-)
-
-
-JS_REDIS = (
-    "prune does not run on LangGraph.js's Redis layout yet: its threads are scanned, "
-    "repaired and undone, and nothing in them is deleted"
 )
 
 
@@ -102,7 +97,7 @@ def pruner_for(
         if required:
             driver = driver_of_class(type(saver)).name
             shown = NO_PRUNER.format(name=type(saver).__name__)
-            raise CannotPrune({"redis-shallow": SHALLOW, "redis-js": JS_REDIS}.get(driver, shown))
+            raise CannotPrune(SHALLOW if driver == "redis-shallow" else shown)
         return None
     module, _, attr = PRUNERS[name][asynchronous].partition(":")
     return getattr(import_module(module, __package__), attr)(saver)

@@ -31,6 +31,10 @@ class AsyncRedisPruner:
         self.saver = saver
         self.steps = AsyncStepRunner(saver)
 
+    def layout(self) -> pb.Layout:
+        """RedisSaver's layout, its pointers named by the saver."""
+        return pb.full_layout(self.saver._make_redis_checkpoint_latest_key)
+
     async def ready(
         self, *, archive: bool, writes: bool, recorded: bool = True, compact: bool = False
     ) -> None:
@@ -68,11 +72,10 @@ class AsyncRedisPruner:
         await self.steps.driven(archive.run_record(run_id, record))
 
     async def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
-        pointer = self.saver._make_redis_checkpoint_latest_key
-        return await self.steps.driven(pb.prune_steps(run_id, thread_id, rules, pointer))
+        return await self.steps.driven(pb.prune_steps(run_id, thread_id, rules, self.layout()))
 
     async def thread_rows(self, thread_id: str) -> list[StoredCheckpoint] | None:
-        return await self.steps.driven(pb.skeleton_steps(thread_id))
+        return await self.steps.driven(pb.skeleton_steps(thread_id, self.layout()))
 
     async def run_threads(self, runs: Sequence[str], threads: Sequence[str] | None) -> list[str]:
         raise CannotPrune(pb.NO_ROLLBACK)

@@ -20,9 +20,11 @@ PARENT = "$.parent_checkpoint_id"
 CLEARED = '""'
 """A parent pointer cleared, as the saver stores a first checkpoint's."""
 TABLE_OF = {"checkpoint": "checkpoints", "pointer": "checkpoints", "write": "writes",
-            "registry": "writes"}  # fmt: skip
+            "registry": "writes", "blob": "blobs"}  # fmt: skip
 """Which of a report's tables each kind of key is weighed in."""
-Kind = Literal["checkpoint", "pointer", "write", "registry"]
+Kind = Literal["checkpoint", "pointer", "write", "registry", "blob"]
+ROWS = ("checkpoint", "write", "blob")
+"""The kinds of key that count as rows: documents a saver loads."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ def restore_steps(run_id: str, thread_id: str) -> Steps[Deleted | None]:
     put_back = [
         ("execute_command", "JSON.SET", key, PARENT, json.dumps(was))
         for (key, was), current in zip(orphans.items(), now, strict=True)
-        if parsed(current) == [""]
+        if parsed(current) in ([""], [None])  # cleared as RedisSaver, as LangGraph.js
     ]
     done = [("delete", *archive), ("srem", threads_key(run_id), thread_id)]
     replies = yield Commit([command for _, command in restored] + put_back + done)
@@ -95,7 +97,7 @@ def restore_steps(run_id: str, thread_id: str) -> Steps[Deleted | None]:
         return None
     counted = Deleted()
     for (kind, _), reply in zip(restored, replies, strict=False):
-        if kind in ("checkpoint", "write") and not isinstance(reply, Exception):
+        if kind in ROWS and not isinstance(reply, Exception):
             counted.add(TABLE_OF[kind], 1, 0)
     return counted
 
@@ -105,7 +107,7 @@ def forget_steps(run_id: str) -> Steps[int]:
     (members,) = yield Read([("smembers", threads_key(run_id))])
     threads = sorted(text(member) for member in members)
     kinds = yield Read([("hvals", archive_keys(run_id, t)[1]) for t in threads])
-    dropped = sum(text(v).split()[0] in ("checkpoint", "write") for found in kinds for v in found)
+    dropped = sum(text(v).split()[0] in ROWS for found in kinds for v in found)
     archives = [key for t in threads for key in archive_keys(run_id, t)]
     yield Commit([*(("delete", key) for key in archives), ("delete", threads_key(run_id))])
     return dropped

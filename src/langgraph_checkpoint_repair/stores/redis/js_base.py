@@ -28,6 +28,23 @@ EMPTY = "__empty__"
 IDENTITY = ("$.thread_id", "$.checkpoint_ns", "$.checkpoint_id")
 
 
+def _schema(name: str, prefix: str, tags: Sequence[str]) -> dict[str, Any]:
+    fields = [{"name": tag, "type": "tag"} for tag in tags]
+    return {"index": {"name": name, "prefix": prefix, "storage_type": "json"}, "fields": fields}
+
+
+SCHEMAS = {
+    "checkpoints": _schema("checkpoints", "checkpoint:", ["thread_id", "checkpoint_ns",
+                                                          "checkpoint_id"]),
+    "writes": _schema("checkpoint_writes", "checkpoint_write:", ["thread_id", "checkpoint_ns",
+                                                                "checkpoint_id", "channel"]),
+    "blobs": _schema("checkpoint_blobs", "checkpoint_blob:", ["thread_id", "checkpoint_ns",
+                                                             "channel", "version"]),
+}  # fmt: skip
+"""LangGraph.js's RediSearch indexes, as far as a search by thread reads them (the
+application's saver creates them; nothing here does)."""
+
+
 def checkpoint_key(thread_id: str, ns: str, checkpoint_id: str) -> str:
     return f"checkpoint:{thread_id}:{ns}:{checkpoint_id}"
 

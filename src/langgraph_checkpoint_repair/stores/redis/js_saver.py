@@ -20,6 +20,7 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
 )
+from redisvl.index import AsyncSearchIndex, SearchIndex
 
 from ...js.rows import next_version
 from ...js.values import js_serde
@@ -66,6 +67,12 @@ class JsRedisSaver(_JsRedis, BaseCheckpointSaver[Any]):
     def __init__(self, url: str) -> None:
         super().__init__(serde=js_serde(None))
         self._redis = redis.Redis.from_url(url)
+        indexes = {
+            n: SearchIndex.from_dict(s, redis_client=self._redis) for n, s in jb.SCHEMAS.items()
+        }
+        self.checkpoints_index = indexes["checkpoints"]
+        self.checkpoint_writes_index = indexes["writes"]
+        self.checkpoint_blobs_index = indexes["blobs"]
 
     def _json(self, keys: Sequence[str], *paths: str) -> list[Any]:
         with self._redis.pipeline(transaction=False) as pipe:
@@ -166,6 +173,13 @@ class AsyncJsRedisSaver(_JsRedis, BaseCheckpointSaver[Any]):
     def __init__(self, url: str) -> None:
         super().__init__(serde=js_serde(None))
         self._redis = aredis.Redis.from_url(url)
+        indexes = {
+            n: AsyncSearchIndex.from_dict(s, redis_client=self._redis)
+            for n, s in jb.SCHEMAS.items()
+        }
+        self.checkpoints_index = indexes["checkpoints"]
+        self.checkpoint_writes_index = indexes["writes"]
+        self.checkpoint_blobs_index = indexes["blobs"]
 
     async def _json(self, keys: Sequence[str], *paths: str) -> list[Any]:
         pipe = self._redis.pipeline(transaction=False)

@@ -42,6 +42,10 @@ class RedisPruner:
         self.saver = saver
         self.steps = StepRunner(saver)
 
+    def layout(self) -> pb.Layout:
+        """RedisSaver's layout, its pointers named by the saver."""
+        return pb.full_layout(self.saver._make_redis_checkpoint_latest_key)
+
     def ready(
         self, *, archive: bool, writes: bool, recorded: bool = True, compact: bool = False
     ) -> None:
@@ -69,11 +73,10 @@ class RedisPruner:
         self.steps.driven(archive.run_record(run_id, record))
 
     def prune_thread(self, run_id: str, thread_id: str, rules: PruneRules) -> ThreadPruned:
-        pointer = self.saver._make_redis_checkpoint_latest_key
-        return self.steps.driven(pb.prune_steps(run_id, thread_id, rules, pointer))
+        return self.steps.driven(pb.prune_steps(run_id, thread_id, rules, self.layout()))
 
     def thread_rows(self, thread_id: str) -> list[StoredCheckpoint] | None:
-        return self.steps.driven(pb.skeleton_steps(thread_id))
+        return self.steps.driven(pb.skeleton_steps(thread_id, self.layout()))
 
     def run_threads(self, runs: Sequence[str], threads: Sequence[str] | None) -> list[str]:
         raise CannotPrune(pb.NO_ROLLBACK)

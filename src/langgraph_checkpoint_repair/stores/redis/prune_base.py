@@ -29,7 +29,7 @@ from redisvl.query.filter import Tag
 from ...retention.keep import StoredCheckpoint, ThreadPlan, read_checkpoint, thread_plan
 from ...retention.outcome import ThreadPruned
 from ...retention.rules import PruneRules
-from .archive import CLEARED, PARENT, TABLE_OF, Doomed, archived
+from .archive import CLEARED, PARENT, ROWS, TABLE_OF, Doomed, archived
 from .base import PAGE, registry_key, stored_metadata
 from .steps import Command, Commit, Read, Search, Steps, Watch, parsed, text
 
@@ -186,7 +186,7 @@ def weighed(outcome: ThreadPruned, doomed: Iterable[Doomed]) -> ThreadPruned:
     """What the keys weigh, added to the outcome: documents count as rows, every key's
     DUMP as its bytes."""
     for key in doomed:
-        rows = key.kind in ("checkpoint", "write")
+        rows = key.kind in ROWS
         outcome.deleted.add(TABLE_OF[key.kind], int(rows), len(key.dump or b""))
     return outcome
 
@@ -197,42 +197,64 @@ def deletion(
     doomed: Sequence[Doomed],
     orphans: Mapping[str, str],
     archive: bool,
+    cleared: str = CLEARED,
 ) -> list[Command]:
     """The transaction: the keys archived (`archive`), deleted, and the orphans' parent
-    pointers cleared (`orphans`: each kept document's key and its pointer as stored)."""
+    pointers cleared (`orphans`: each kept document's key and its pointer as stored),
+    as the saver stores a first checkpoint's (`cleared`)."""
     commands: list[Command] = []
     if archive:
         commands += archived(run_id, thread_id, doomed, orphans)
     commands += [("delete", d.key) for d in doomed]
-    commands += [("execute_command", "JSON.SET", key, PARENT, CLEARED) for key in orphans]
+    commands += [("execute_command", "JSON.SET", key, PARENT, cleared) for key in orphans]
     return commands
 
 
+@dataclass(frozen=True)
+class Layout:
+    """What a prune needs to know of a Redis layout: how a thread's keys are listed,
+    its documents read, which keys go with the checkpoints a plan deletes, each
+    namespace's latest pointer (None: the layout keeps none), how a cleared parent
+    pointer is stored."""
+
+    thread_keys: Callable[[str], Steps[ThreadKeys]]
+    rows: Callable[[ThreadKeys, Sequence[Any]], list[StoredCheckpoint] | None]
+    doomed: Callable[[ThreadPlan, ThreadKeys, str], list[Doomed]]
+    pointer: Callable[[str, str], str] | None = None
+    cleared: str = CLEARED
+
+
+def full_layout(pointer: Callable[[str, str], str]) -> Layout:
+    """RedisSaver's layout, its pointers named by the saver (`pointer`)."""
+    return Layout(
+        thread_keys, stored_rows, lambda plan, keys, t: doomed_keys(plan, keys, t, pointer), pointer
+    )
+
+
 def prune_steps(
-    run_id: str, thread_id: str, rules: PruneRules, pointer: Callable[[str, str], str]
+    run_id: str, thread_id: str, rules: PruneRules, layout: Layout
 ) -> Steps[ThreadPruned]:
     """One thread's prune: its keys listed and watched, its documents read, planned,
     then (unless dry) archived and deleted in one transaction."""
-    keys = yield from thread_keys(thread_id)
-    pointers = {ns: pointer(thread_id, ns) for ns in sorted(keys.namespaces())}
+    keys = yield from layout.thread_keys(thread_id)
+    pointer = layout.pointer
+    pointers = {ns: pointer(thread_id, ns) for ns in sorted(keys.namespaces())} if pointer else {}
     if not rules.dry_run:
         yield Watch([*keys.checkpoints.values(), *pointers.values(), *_write_keys(keys)])
-    rows = yield from read_rows(keys, pointers)
+    rows = yield from read_rows(keys, pointers, layout.rows)
     if rows is None:
         return ThreadPruned(thread_id, skipped="changed")
-    asking = keys.written("__interrupt__")
-    plan = thread_plan(thread_id, rows, rules, asking)
+    plan = thread_plan(thread_id, rows, rules, keys.written("__interrupt__"))
     if isinstance(plan, ThreadPruned):
         return plan
-    doomed = dumped(
-        to_go := doomed_keys(plan, keys, thread_id, pointer),
-        (yield Read(dump_commands(to_go))),
-    )
+    to_go = layout.doomed(plan, keys, thread_id)
+    doomed = dumped(to_go, (yield Read(dump_commands(to_go))))
     outcome = weighed(ThreadPruned(thread_id, whole=plan.whole), doomed)
     if rules.dry_run:
         return outcome
-    orphans = _orphans(plan, keys, rows)
-    if (yield Commit(deletion(run_id, thread_id, doomed, orphans, rules.archive))) is None:
+    orphans = orphans_of(plan, keys, rows)
+    committed = deletion(run_id, thread_id, doomed, orphans, rules.archive, layout.cleared)
+    if (yield Commit(committed)) is None:
         return ThreadPruned(thread_id, skipped="changed")
     return outcome
 
@@ -242,7 +264,9 @@ def _write_keys(keys: ThreadKeys) -> list[str]:
 
 
 def read_rows(
-    keys: ThreadKeys, pointers: Mapping[str, str]
+    keys: ThreadKeys,
+    pointers: Mapping[str, str],
+    rows_of: Callable[[ThreadKeys, Sequence[Any]], list[StoredCheckpoint] | None],
 ) -> Steps[list[StoredCheckpoint] | None]:
     """The thread's checkpoints read; None when a document went, or when a namespace's
     pointer names a key other than its greatest id (the application wrote meanwhile)."""
@@ -253,7 +277,7 @@ def read_rows(
         commands += [("execute_command", "JSON.OBJKEYS", key, VALUES)]
     commands += [("get", key) for key in pointers.values()]
     replies = yield Read(commands)
-    rows = stored_rows(keys, replies[: 2 * len(listed)])
+    rows = rows_of(keys, replies[: 2 * len(listed)])
     heads = {ns: keys.checkpoints[(ns, cid)] for ns, cid in sorted(keys.checkpoints)}
     named = dict(zip(pointers, replies[2 * len(listed) :], strict=True))
     if rows is None or any(text(named[ns]) != heads[ns] for ns in named if named[ns]):
@@ -261,7 +285,7 @@ def read_rows(
     return rows
 
 
-def _orphans(
+def orphans_of(
     plan: ThreadPlan, keys: ThreadKeys, rows: Sequence[StoredCheckpoint]
 ) -> dict[str, str]:
     """Each kept document whose parent goes, with its parent pointer as stored."""
@@ -273,7 +297,7 @@ def _orphans(
     }
 
 
-def skeleton_steps(thread_id: str) -> Steps[list[StoredCheckpoint] | None]:
+def skeleton_steps(thread_id: str, layout: Layout) -> Steps[list[StoredCheckpoint] | None]:
     """The thread's checkpoints as a plan reads them (what `--compact` looks at)."""
-    keys = yield from thread_keys(thread_id)
-    return (yield from read_rows(keys, {}))
+    keys = yield from layout.thread_keys(thread_id)
+    return (yield from read_rows(keys, {}, layout.rows))

@@ -33,6 +33,7 @@ class StepRunner:
         self.indexes = {
             "checkpoints": saver.checkpoints_index,
             "writes": saver.checkpoint_writes_index,
+            "blobs": getattr(saver, "checkpoint_blobs_index", None),
         }
 
     def driven(self, steps: st.Steps[T]) -> T:
@@ -76,6 +77,7 @@ class AsyncStepRunner:
         self.indexes = {
             "checkpoints": saver.checkpoints_index,
             "writes": saver.checkpoint_writes_index,
+            "blobs": getattr(saver, "checkpoint_blobs_index", None),
         }
 
     async def driven(self, steps: st.Steps[T]) -> T:

@@ -19,7 +19,7 @@ Command = tuple[Any, ...]
 class Search:
     """Every document one of the saver's indexes matches, a page at a time."""
 
-    index: Literal["checkpoints", "writes"]
+    index: Literal["checkpoints", "writes", "blobs"]
     query_at: Callable[[int], FilterQuery]
 
 
