@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -18,7 +19,12 @@ pytest.importorskip("langgraph.checkpoint.redis", reason="the Redis tests need t
 
 import redis
 
-from langgraph_checkpoint_repair.batch import arepair_threads, aundo_run
+from langgraph_checkpoint_repair.batch import (
+    aprune_threads,
+    arepair_threads,
+    aundo_prune,
+    aundo_run,
+)
 from langgraph_checkpoint_repair.cli.exits import EXIT_OK, EXIT_USAGE
 from langgraph_checkpoint_repair.stores.redis.js_saver import AsyncJsRedisSaver
 from tests.support import js_app
@@ -104,7 +110,9 @@ def test_undo_takes_the_repair_back_and_leaves_every_key_it_found(
     assert not failed["ok"] and "call_0" in failed["error"]  # the history as it was
 
 
-async def test_the_async_store_repairs_and_undoes(redis_url: str, app: JsApp) -> None:
+async def test_the_async_store_repairs_and_its_undo_leaves_a_turn_taken_since(
+    redis_url: str, app: JsApp
+) -> None:
     app.brick("bricked")
     saver = AsyncJsRedisSaver(redis_url)
     try:
@@ -112,6 +120,12 @@ async def test_the_async_store_repairs_and_undoes(redis_url: str, app: JsApp) ->
         assert report.threads_repaired == 1
         assert app.turn("bricked", "hello again")["ok"]
         assert (await aundo_run(saver, report.run_id)).threads_restored == 0  # it moved on
+        state, before = app.state("bricked"), dumps(redis_url)
+        pruned = await aprune_threads(saver, min_idle=timedelta(0))
+        assert pruned.threads_pruned == 1 and app.state("bricked") == state
+        assert (await aundo_prune(saver, pruned.run_id)).threads_restored == 1  # type: ignore[union-attr]
+        after = dumps(redis_url)
+        assert {k: after.get(k) for k in before} == before
     finally:
         await saver._redis.aclose()
 
