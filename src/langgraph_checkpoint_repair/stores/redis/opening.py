@@ -77,7 +77,12 @@ def stored_layout(client: Any, js_only: bool) -> Layout:
     first = next(iter(client.scan_iter(match="checkpoint:*", count=PAGE)), None)
     if first is None:
         return "js" if js_only else "full"
-    versions = client.json().get(first, "$.checkpoint.channel_versions")
+    from redis.exceptions import ResponseError
+
+    try:
+        versions = client.json().get(first, "$.checkpoint.channel_versions")
+    except ResponseError:  # a key of the application's own, not a document
+        return "full"
     found = versions[0] if isinstance(versions, list) and versions else {}
     counted = isinstance(found, dict) and any(type(v) is int for v in found.values())
     return "js" if counted else "shallow"
