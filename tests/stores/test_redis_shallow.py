@@ -210,3 +210,14 @@ def test_a_thread_waiting_on_a_human_is_listed_with_its_question(
     assert [(q["value"], q["node"]) for q in waiting["interrupts"]] == [
         ("approve the refund?", "ask")
     ]
+
+
+def test_a_key_of_the_applications_own_is_not_taken_for_a_checkpoint(redis_url: str) -> None:
+    with redis.Redis.from_url(redis_url) as client:
+        client.set("checkpoint:notes", "the application's own key")
+    broken = asyncio.run(seeded(redis_url, is_async=False))
+
+    code, scanned, err = command("scan", redis_url, "--min-idle", "0", "--json")
+
+    assert code == EXIT_OK, err
+    assert scanned["threads_needing_repair"] == len(broken)

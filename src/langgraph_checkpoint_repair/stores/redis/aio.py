@@ -79,7 +79,7 @@ class AsyncRedisStore(AsyncGenericStore):
         pipe = self.saver._redis.pipeline(transaction=False)
         for key in keys:
             pipe.json().get(key)
-        documents = await pipe.execute()
+        documents = await pipe.execute(raise_on_error=False)
         found = [(self._head_at(k, d), d) for k, d in zip(keys, documents, strict=True)]
         taken = [(h, d) for h, d in found if h is not None and selection.takes(h.thread_id)]
         written = await self._written([head for head, _ in taken])

@@ -67,25 +67,32 @@ def check_redis(url: str, setup: bool = False) -> Layout:
 
 def stored_layout(client: Any, js_only: bool) -> Layout:
     """The layout of the store's checkpoints, from its keys: a latest pointer is
-    RedisSaver's; else one document tells the shallow savers' from LangGraph.js's (its
-    integer channel versions). An empty store is taken for RedisSaver's, or for
-    LangGraph.js's where only its indexes exist (`js_only`)."""
+    RedisSaver's; else the first checkpoint document tells the shallow savers' from
+    LangGraph.js's (its integer channel versions). An empty store is taken for
+    RedisSaver's, or for LangGraph.js's where only its indexes exist (`js_only`)."""
     from .base import PAGE, pointer_pattern
 
     if next(iter(client.scan_iter(match=pointer_pattern("checkpoint"), count=PAGE)), None):
         return "full"
-    first = next(iter(client.scan_iter(match="checkpoint:*", count=PAGE)), None)
-    if first is None:
-        return "js" if js_only else "full"
+    for key in client.scan_iter(match="checkpoint:*", count=PAGE):
+        versions = _versions(client, key)
+        if versions is not None:
+            counted = any(type(v) is int for v in versions.values())
+            return "js" if counted else "shallow"
+    return "js" if js_only else "full"
+
+
+def _versions(client: Any, key: Any) -> dict[str, Any] | None:
+    """A checkpoint document's channel versions; None for a key that holds none (one of
+    the application's own)."""
     from redis.exceptions import ResponseError
 
     try:
-        versions = client.json().get(first, "$.checkpoint.channel_versions")
-    except ResponseError:  # a key of the application's own, not a document
-        return "full"
-    found = versions[0] if isinstance(versions, list) and versions else {}
-    counted = isinstance(found, dict) and any(type(v) is int for v in found.values())
-    return "js" if counted else "shallow"
+        found = client.json().get(key, "$.checkpoint.channel_versions")
+    except ResponseError:
+        return None
+    versions = found[0] if isinstance(found, list) and found else None
+    return versions if isinstance(versions, dict) else None
 
 
 def _text(name: object) -> str:

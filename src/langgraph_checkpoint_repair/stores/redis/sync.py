@@ -79,7 +79,7 @@ class RedisStore(GenericStore):
         with self.saver._redis.pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.json().get(key)
-            documents = pipe.execute()
+            documents = pipe.execute(raise_on_error=False)  # a key of the application's own
         found = [(self._head_at(k, d), d) for k, d in zip(keys, documents, strict=True)]
         taken = [(h, d) for h, d in found if h is not None and selection.takes(h.thread_id)]
         written = self._written([head for head, _ in taken])
