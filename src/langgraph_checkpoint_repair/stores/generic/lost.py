@@ -10,7 +10,7 @@ rule the drivers use (`retention.keep.cut_channels`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from langgraph.checkpoint.base import CheckpointTuple
 
@@ -41,7 +41,12 @@ def skeleton(tup: CheckpointTuple) -> StoredCheckpoint:
 def seeds_missing(listed: Iterable[CheckpointTuple], channels: Sequence[str]) -> Lost:
     """`delta_seed_missing` for each selected channel the namespace's head rebuilds from
     a chain whose older checkpoints are gone."""
-    namespace = {row.checkpoint_id: row for row in map(skeleton, listed)}
+    return lost_in({row.checkpoint_id: row for row in map(skeleton, listed)}, channels)
+
+
+def lost_in(namespace: Mapping[str, StoredCheckpoint], channels: Sequence[str]) -> Lost:
+    """`delta_seed_missing` for each selected channel the namespace's head rebuilds from
+    a chain cut short (`retention.keep.cut_channels`); none for an empty namespace."""
     if not namespace:
         return ()
     cut = cut_channels(namespace)

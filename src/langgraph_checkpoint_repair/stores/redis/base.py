@@ -32,6 +32,7 @@ from redisvl.query.filter import Tag
 from ...decisions.plan import RUN_KEY, NewCheckpoint
 from ..base import Head
 from ..opening_errors import TargetError
+from .steps import text
 
 WRITE_FIELDS = ["task_id", "task_path", "idx", "channel", "type", "$.blob"]
 PAGE = 1000
@@ -179,7 +180,7 @@ def shallow_head(saver: Any, key: Any, head: Head | None) -> Head | None:
     if head is None:
         return None
     shallow = saver._make_shallow_redis_checkpoint_key(head.thread_id, head.checkpoint_ns)
-    if (key.decode() if isinstance(key, bytes) else str(key)) != shallow:
+    if text(key) != shallow:
         raise TargetError(
             f"the Redis key {shallow!r} holds a checkpoint the shallow savers would not "
             "store there (another saver's layout): the store is not read"

@@ -22,10 +22,12 @@ from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 
 from ...js.rows import checkpoint_json
 from ...js.values import dumps_js, loads_js
+from .base import HEAD_FIELDS
 
 EMPTY = "__empty__"
 """How a document stores the root namespace (its key holds it as given: empty)."""
-IDENTITY = ("$.thread_id", "$.checkpoint_ns", "$.checkpoint_id")
+IDENTITY = HEAD_FIELDS
+"""A document's identity fields, as RedisSaver's documents name them too."""
 
 
 def _schema(name: str, prefix: str, tags: Sequence[str]) -> dict[str, Any]:
@@ -79,6 +81,11 @@ def thread_pattern(thread_id: str | None) -> str:
     return "checkpoint:*" if thread_id is None else f"checkpoint:{_glob(thread_id)}:*"
 
 
+def stored_ns(value: Any) -> str:
+    """A namespace as a document stores it, the root's sentinel undone."""
+    return "" if value == EMPTY or value is None else str(value)
+
+
 def identity(fields: Any) -> tuple[str, str, str] | None:
     """(thread, namespace, checkpoint id) from a document's identity fields (JSON.GET of
     `IDENTITY`); None for a document that is gone or odd."""
@@ -88,7 +95,7 @@ def identity(fields: Any) -> tuple[str, str, str] | None:
     if not all(isinstance(value, str) for value in found):
         return None
     thread_id, ns, checkpoint_id = found
-    return thread_id, "" if ns == EMPTY else ns, checkpoint_id
+    return thread_id, stored_ns(ns), checkpoint_id
 
 
 def _revived(value: Any) -> Any:
@@ -107,7 +114,7 @@ def loaded(
     """A checkpoint as LangGraph.js loads it: its own values, each other channel from
     the blob of its version (`blobs`, by channel), its pending writes in the order they
     were written."""
-    ns = "" if doc.get("checkpoint_ns") == EMPTY else str(doc.get("checkpoint_ns", ""))
+    ns = stored_ns(doc.get("checkpoint_ns"))
     checkpoint = _revived(doc["checkpoint"])
     values = checkpoint.setdefault("channel_values", {})
     for channel, blob in blobs.items():

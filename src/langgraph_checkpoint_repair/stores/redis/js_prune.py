@@ -23,7 +23,6 @@ from . import prune_base as pb
 from .aprune import AsyncRedisPruner
 from .archive import Doomed
 from .base import PAGE
-from .js_saver import jb_text
 from .prune import RedisPruner
 from .steps import Search, Steps, text
 
@@ -37,8 +36,7 @@ class JsThreadKeys(pb.ThreadKeys):
 
 
 def _ns(doc: Any) -> str:
-    ns = text(getattr(doc, "checkpoint_ns", ""))
-    return "" if ns == jb.EMPTY else ns
+    return jb.stored_ns(text(getattr(doc, "checkpoint_ns", "")))
 
 
 def thread_keys(thread_id: str) -> Steps[pb.ThreadKeys]:
@@ -143,7 +141,7 @@ class AsyncJsRedisPruner(AsyncRedisPruner):
             return
         seen, keys = Threads(), []
         async for key in self.steps.redis.scan_iter(match=jb.thread_pattern(None), count=PAGE):
-            keys.append(jb_text(key))
+            keys.append(text(key))
             if len(keys) >= PAGE:
                 if page := seen.new(await self.saver._json(keys, *jb.IDENTITY)):
                     yield page

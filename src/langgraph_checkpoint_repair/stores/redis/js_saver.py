@@ -22,9 +22,10 @@ from langgraph.checkpoint.base import (
 )
 from redisvl.index import AsyncSearchIndex, SearchIndex
 
-from ...js.rows import next_version
+from ...js.rows import next_config, next_version
 from ...js.values import js_serde
 from . import js_base as jb
+from .steps import text
 
 
 def _where(config: RunnableConfig) -> tuple[str, str, str | None]:
@@ -52,6 +53,22 @@ def _listing_pattern(config: RunnableConfig | None) -> str:
         return jb.thread_pattern(None)
     thread_id, ns, _ = _where(config)
     return jb.namespace_pattern(thread_id, ns)
+
+
+def _index(saver: Any, kind: Any) -> None:
+    """The saver's handles on LangGraph.js's indexes (`kind`: redisvl's sync or async
+    index), named as the Redis pruner and stores search them; nothing is sent."""
+    made = {
+        name: kind.from_dict(schema, redis_client=saver._redis)
+        for name, schema in jb.SCHEMAS.items()
+    }
+    saver.checkpoints_index = made["checkpoints"]
+    saver.checkpoint_writes_index = made["writes"]
+    saver.checkpoint_blobs_index = made["blobs"]
+
+
+def _ns(doc: dict[str, Any]) -> str:
+    return jb.stored_ns(doc.get("checkpoint_ns"))
 
 
 class _JsRedis:
@@ -82,9 +99,7 @@ class JsRedisSaver(_JsRedis, BaseCheckpointSaver[Any]):
 
     def head_key(self, thread_id: str, ns: str) -> str | None:
         """The key LangGraph.js loads a namespace's head from: the greatest."""
-        keys = sorted(
-            jb_text(k) for k in self._redis.scan_iter(jb.namespace_pattern(thread_id, ns))
-        )
+        keys = sorted(text(k) for k in self._redis.scan_iter(jb.namespace_pattern(thread_id, ns)))
         return keys[-1] if keys else None
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -98,7 +113,7 @@ class JsRedisSaver(_JsRedis, BaseCheckpointSaver[Any]):
         missing = jb.missing_blobs(doc, thread_id, ns)
         blobs = dict(zip(missing, self._json(list(missing.values())), strict=True))
         pattern = jb.writes_pattern(thread_id, ns, doc["checkpoint_id"])
-        keys = [jb_text(k) for k in self._redis.scan_iter(pattern)]
+        keys = [text(k) for k in self._redis.scan_iter(pattern)]
         writes = [w for w in self._json(keys) if isinstance(w, dict)]
         return jb.loaded(doc, blobs, writes)
 
@@ -111,7 +126,7 @@ class JsRedisSaver(_JsRedis, BaseCheckpointSaver[Any]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """A namespace's checkpoints, newest first (every checkpoint without `config`)."""
-        keys = [jb_text(k) for k in self._redis.scan_iter(_listing_pattern(config))]
+        keys = [text(k) for k in self._redis.scan_iter(_listing_pattern(config))]
         given = 0
         for key in sorted(keys, reverse=True):
             (doc,) = self._json([key])
@@ -135,8 +150,7 @@ class JsRedisSaver(_JsRedis, BaseCheckpointSaver[Any]):
             for key, doc in documents:
                 pipe.json().set(key, "$", doc)
             pipe.execute()
-        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
-                                 "checkpoint_id": checkpoint["id"]}}  # fmt: skip
+        return next_config(config, checkpoint)  # type: ignore[return-value]
 
     def put_writes(
         self,
@@ -159,27 +173,13 @@ class JsRedisSaver(_JsRedis, BaseCheckpointSaver[Any]):
             self._redis.json().set(key, "$.has_writes", "true")
 
 
-def _ns(doc: dict[str, Any]) -> str:
-    return "" if doc.get("checkpoint_ns") == jb.EMPTY else str(doc.get("checkpoint_ns", ""))
-
-
-def jb_text(key: Any) -> str:
-    return key.decode() if isinstance(key, bytes) else str(key)
-
-
 class AsyncJsRedisSaver(_JsRedis, BaseCheckpointSaver[Any]):
     """The twin of `JsRedisSaver`, on redis-py's async client."""
 
     def __init__(self, url: str) -> None:
         super().__init__(serde=js_serde(None))
         self._redis = aredis.Redis.from_url(url)
-        indexes = {
-            n: AsyncSearchIndex.from_dict(s, redis_client=self._redis)
-            for n, s in jb.SCHEMAS.items()
-        }
-        self.checkpoints_index = indexes["checkpoints"]
-        self.checkpoint_writes_index = indexes["writes"]
-        self.checkpoint_blobs_index = indexes["blobs"]
+        _index(self, AsyncSearchIndex)
 
     async def _json(self, keys: Sequence[str], *paths: str) -> list[Any]:
         pipe = self._redis.pipeline(transaction=False)
@@ -188,7 +188,7 @@ class AsyncJsRedisSaver(_JsRedis, BaseCheckpointSaver[Any]):
         return list(await pipe.execute())
 
     async def _keys(self, pattern: str) -> list[str]:
-        return [jb_text(k) async for k in self._redis.scan_iter(pattern)]
+        return [text(k) async for k in self._redis.scan_iter(pattern)]
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, ns, checkpoint_id = _where(config)
@@ -221,7 +221,9 @@ class AsyncJsRedisSaver(_JsRedis, BaseCheckpointSaver[Any]):
                 return
             if _listed(doc, before, filter):
                 given += 1
-                yield await self._loaded(doc, doc["thread_id"], _ns(doc))
+                yield await self._loaded(
+                    doc, doc["thread_id"], jb.stored_ns(doc.get("checkpoint_ns"))
+                )
 
     async def aput(
         self,
@@ -237,8 +239,7 @@ class AsyncJsRedisSaver(_JsRedis, BaseCheckpointSaver[Any]):
         for key, doc in documents:
             pipe.json().set(key, "$", doc)
         await pipe.execute()
-        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
-                                 "checkpoint_id": checkpoint["id"]}}  # fmt: skip
+        return next_config(config, checkpoint)  # type: ignore[return-value]
 
     async def aput_writes(
         self,

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
+from langgraph.checkpoint.base import WRITES_IDX_MAP
+
 from ...decisions.plan import NewCheckpoint
 from ..base import Head, Selection, aput_new, chunks, put_new
 from ..generic.store import AsyncGenericStore, GenericStore, NoStoredBytes
@@ -21,7 +23,8 @@ from ..opening_errors import TargetError
 from ..stored_values import ThreadBlobs
 from . import js_base as jb
 from .base import NO_TYPES, PAGE
-from .js_saver import AsyncJsRedisSaver, JsRedisSaver, jb_text
+from .js_saver import AsyncJsRedisSaver, JsRedisSaver
+from .steps import text
 
 FOREIGN = (
     "the Redis key {key!r} holds a checkpoint LangGraph.js's Redis saver would not store "
@@ -41,8 +44,8 @@ class Heads:
             if named is None:
                 continue  # gone since the scan listed it
             thread_id, ns, checkpoint_id = named
-            if jb_text(key) != jb.checkpoint_key(thread_id, ns, checkpoint_id):
-                raise TargetError(FOREIGN.format(key=jb_text(key)))
+            if text(key) != jb.checkpoint_key(thread_id, ns, checkpoint_id):
+                raise TargetError(FOREIGN.format(key=text(key)))
             where = (thread_id, ns)
             self.found[where] = max(self.found.get(where, ""), checkpoint_id)
 
@@ -63,7 +66,10 @@ def written_keys(new: NewCheckpoint) -> list[str]:
     keys = [jb.checkpoint_key(thread_id, ns, new.checkpoint_id)]
     keys += [jb.blob_key(thread_id, ns, c, v) for c, v in new.new_versions.items()]
     for task_id, writes in new.task_writes():
-        keys += [key for key, _, _ in jb.write_documents(new.written_config, writes, task_id)]
+        keys += [
+            jb.write_key(thread_id, ns, new.checkpoint_id, task_id, WRITES_IDX_MAP.get(c, n))
+            for n, (c, _) in enumerate(writes)
+        ]
     if new.writes:
         keys.append(jb.zset_key(thread_id, ns, new.checkpoint_id))
     return keys

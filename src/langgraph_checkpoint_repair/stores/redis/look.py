@@ -19,10 +19,10 @@ from langgraph.checkpoint.redis.util import to_storage_safe_id
 from redisvl.query import FilterQuery
 from redisvl.query.filter import Tag
 
-from ...retention.keep import cut_channels, read_checkpoint
+from ...retention.keep import read_checkpoint
 from ..base import Head, Selection
 from ..first_look.plain import plain_history_is_clean
-from ..generic.lost import Lost
+from ..generic.lost import Lost, lost_in
 from .base import head_named, stored_metadata
 
 MESSAGE_IDS = (["langchain", "schema", "messages"], ["langchain_core", "messages"])
@@ -111,5 +111,4 @@ def lost_in_document(document: Mapping[str, Any], channels: Sequence[str]) -> Lo
         return ()
     metadata = stored_metadata(document.get("metadata"))
     row = read_checkpoint((head.checkpoint_ns, head.checkpoint_id, None), checkpoint, metadata)
-    cut = cut_channels({row.checkpoint_id: row})
-    return tuple(("delta_seed_missing", name) for name in channels if name in cut)
+    return lost_in({row.checkpoint_id: row}, channels)

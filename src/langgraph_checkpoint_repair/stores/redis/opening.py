@@ -38,6 +38,8 @@ def check_redis(url: str, setup: bool = False) -> Layout:
         import redis
         from redis.exceptions import RedisError, ResponseError
 
+        from .steps import text
+
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=TIMEOUT, socket_timeout=TIMEOUT)
     except ValueError as error:
@@ -45,7 +47,7 @@ def check_redis(url: str, setup: bool = False) -> Layout:
     try:
         with client:
             listed = client.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
-            found = {_text(name) for name in listed}
+            found = {text(name) for name in listed}
             js_only = set(JS_INDEXES) <= found and not set(INDEXES) <= found
             layout = stored_layout(client, js_only)
     except ResponseError as error:
@@ -93,10 +95,6 @@ def _versions(client: Any, key: Any) -> dict[str, Any] | None:
         return None
     versions = found[0] if isinstance(found, list) and found else None
     return versions if isinstance(versions, dict) else None
-
-
-def _text(name: object) -> str:
-    return name.decode() if isinstance(name, bytes) else str(name)
 
 
 @contextlib.contextmanager
