@@ -51,6 +51,11 @@ ActionKind = Literal[
     # (`--interrupt-ids`): a paused question's stored id rewritten in place to the one that
     # release computes (`interrupt_ids`); recorded under the channel "__interrupt__":
     "interrupt_rekeyed",
+    # Batch-only: a delta channel's stored seed its rows prove wrong (`delta.proof`), the
+    # head given the proven value: a seed that differs from its parent's value and the
+    # writes saved on it, or one stored as a list holding one list of messages:
+    "delta_value_diverged",
+    "delta_seed_flattened",
 ]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
 

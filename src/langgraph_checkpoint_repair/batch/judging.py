@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -15,6 +15,7 @@ from langgraph.checkpoint.base import CheckpointTuple
 from ..decisions.plan import Assessment, assess, bytes_status, tuple_key
 from ..decisions.stored_bytes import findings_of, moved_types_repair, needs_inspection, unreadable
 from ..decoding.integrity import Finding, StoredValue
+from ..delta.proof import Proof
 from ..drift.findings import drift_findings
 from ..engine.media.history import history_limits
 from ..interrupt_ids import id_findings, marked_shared, rekeys
@@ -169,7 +170,7 @@ class Judge:
             head = waiting_head(stored)
             self.ledger.note_waiting(head and marked_shared(head, stored))
 
-    def assess(self, tup: CheckpointTuple) -> Assessment:
+    def assess(self, tup: CheckpointTuple, proven: Mapping[str, Proof] | None = None) -> Assessment:
         o = self.options
         values = tup.checkpoint["channel_values"]
         self.report.saw(c for c in o.channels if c in values)
@@ -179,7 +180,9 @@ class Judge:
                     self.report.over_history_limits(
                         history_limits(values[channel], o.policy.provider)
                     )
-        return assess(tup, channels=o.channels, policy=o.policy, min_idle=o.idle, now=o.started)
+        return assess(
+            tup, channels=o.channels, policy=o.policy, min_idle=o.idle, now=o.started, proven=proven
+        )
 
     def skip_refused(
         self, tup: CheckpointTuple, names: set[str], findings: tuple[Finding, ...]
@@ -222,9 +225,11 @@ class Judge:
         tup: CheckpointTuple,
         refused: set[str],
         values: Sequence[StoredValue] | None,
+        proven: Mapping[str, Proof] | None = None,
     ) -> Assessment | None:
         """The assessment of a loaded head with its findings; None when it is left
-        alone for a refused or lost type (recorded here)."""
+        alone for a refused or lost type (recorded here). `proven`: its delta channels
+        whose stored seeds the rows prove wrong."""
         serde = self.store.saver.serde
         findings = findings_of(values, refused, serde, self.store.nul_matters)
         moved = self.moved_types_repair(tup, findings, values)
@@ -233,7 +238,7 @@ class Judge:
         if refused or any(finding.code == "lost_type" for finding in findings):
             self.skip_refused(tup, refused, findings)
             return None
-        assessed = self.assess(tup)
+        assessed = self.assess(tup, proven)
         return replace(assessed, findings=(*findings, *assessed.findings))
 
     def moved_types_repair(

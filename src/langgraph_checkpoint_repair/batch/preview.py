@@ -7,7 +7,7 @@ the engine's actions. Reads only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -21,6 +21,7 @@ from ..decisions.stored_bytes import findings_of, needs_inspection, unreadable
 from ..decoding.integrity import Finding, StoredValue
 from ..decoding.strict import refusals
 from ..delta import snapshot_value
+from ..delta.proof import Proof
 from ..drift.findings import checked_findings
 from ..drift.shape import as_shape
 from ..engine import RepairAction, RepairPolicy, is_synthetic
@@ -30,7 +31,7 @@ from ..in_flight import work_is_scheduled
 from ..interrupt_ids import id_findings
 from ..stores import AsyncThreadStore, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
-from ..stores.history import aload_rebuilt, load_rebuilt
+from ..stores.history import aload_rebuilt, aread_proofs, load_rebuilt, read_proofs
 from .stale import astale_found, stale_found
 
 
@@ -130,6 +131,7 @@ def preview_thread(
             if stored is None:
                 raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
             tup, _ = load_rebuilt(store.saver, stored, [channel])
+            proven = read_proofs(store.saver, stored, [channel])
         except Exception as error:
             key = (thread_id, checkpoint_ns, store.head_id(thread_id, checkpoint_ns) or "")
             values = None if not key[2] else store.stored_values(key)
@@ -140,7 +142,7 @@ def preview_thread(
     findings += stale_found(store, stored)
     findings += id_findings(stored, None)
     findings += checked_findings(stored, None if graph is None else as_shape(graph))
-    preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
+    preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused, proven)
     preview = replace(preview, findings=(*findings, *preview.findings))
     types = store.row_types(thread_id, checkpoint_ns) if preview.writes else None
     return _format_checked(store.saver, stored, preview, types)
@@ -163,6 +165,7 @@ async def apreview_thread(
             if stored is None:
                 raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
             tup, _ = await aload_rebuilt(store.saver, stored, [channel])
+            proven = await aread_proofs(store.saver, stored, [channel])
         except Exception as error:
             head = await store.head_id(thread_id, checkpoint_ns)
             key = (thread_id, checkpoint_ns, head or "")
@@ -174,7 +177,7 @@ async def apreview_thread(
     findings += await astale_found(store, stored)
     findings += id_findings(stored, None)
     findings += checked_findings(stored, None if graph is None else as_shape(graph))
-    preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused)
+    preview = _preview(tup, channel, policy or DEFAULT_POLICY, refused, proven)
     preview = replace(preview, findings=(*findings, *preview.findings))
     types = await store.row_types(thread_id, checkpoint_ns) if preview.writes else None
     return _format_checked(store.saver, stored, preview, types)
@@ -207,12 +210,18 @@ def _not_found(thread_id: str, checkpoint_ns: str) -> str:
 
 
 def _preview(
-    tup: CheckpointTuple, channel: str, policy: RepairPolicy, refused: set[str]
+    tup: CheckpointTuple,
+    channel: str,
+    policy: RepairPolicy,
+    refused: set[str],
+    proven: Mapping[str, Proof],
 ) -> ThreadPreview:
     if refused:
         return _refused(tup, channel)
     now = datetime.now(timezone.utc)
-    assessment = assess(tup, channels=[channel], policy=policy, min_idle=timedelta(0), now=now)
+    assessment = assess(
+        tup, channels=[channel], policy=policy, min_idle=timedelta(0), now=now, proven=proven
+    )
     before = snapshot_value(tup.checkpoint["channel_values"].get(channel))
     before = list(before) if isinstance(before, list) else []
     after = list(assessment.repaired.get(channel, before))

@@ -100,15 +100,18 @@ class ThreadReport:
 
 REWRITE_KINDS = frozenset({"nul_replaced", "nul_stripped", "resume_dropped", "interrupt_rekeyed"})
 """Action kinds of pending writes rewritten in place (`decisions.rewrites`)."""
+DELTA_KINDS = ("delta_value_diverged", "delta_seed_flattened")
+"""Action kinds of a delta channel's seed proven wrong (`delta.proof`), named by where."""
 
 
 def action_label(action: RepairAction) -> str:
     """`kind:tool_call_id`; a rewritten write is named by its task and index instead, a
     rewind by the ancestor it went back to (`rewound:to ID, passing over N`), a
-    re-target by its nodes (`node_renamed:OLD -> NEW`), a dropped key by its name."""
+    re-target by its nodes (`node_renamed:OLD -> NEW`), a dropped key by its name, a
+    seed proven wrong by its checkpoint and counts."""
     if action.kind in REWRITE_KINDS:
         return f"{action.kind}:{action.detail}/{action.index}"
-    if action.kind in ("rewound", "node_renamed", "channel_dropped"):
+    if action.kind in ("rewound", "node_renamed", "channel_dropped", *DELTA_KINDS):
         return f"{action.kind}:{action.detail}"
     return f"{action.kind}:{action.tool_call_id}"
 

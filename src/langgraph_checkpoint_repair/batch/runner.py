@@ -18,7 +18,7 @@ from ..decisions.rewrites import RewritePlan
 from ..decoding.strict import refusals
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
-from ..stores.history import aload_rebuilt, load_rebuilt
+from ..stores.history import aload_rebuilt, aread_proofs, load_rebuilt, read_proofs
 from .ancestors import awalk_to_readable, walk_to_readable
 from .judging import Judge
 from .ledger import Callbacks, Ledger
@@ -136,6 +136,7 @@ class _SyncRun(_Run):
                 if stored is None:
                     return
                 tup, _ = load_rebuilt(self.store.saver, stored, self.options.channels)
+                proven = read_proofs(self.store.saver, stored, self.options.channels)
             except Exception as error:
                 values = None if store_lost(error) else self.store.stored_values(key)
                 found = None if store_lost(error) else self.judge.unreadable(key, values, error)
@@ -151,7 +152,7 @@ class _SyncRun(_Run):
         rekeys = self.judge.rekeys(stored)
         inspected = self.judge.inspects(head, tup, refused, bool(rekeys))
         rows = self.store.stored_values(key) if inspected else head.writes
-        assessment = self.judge.assessment(tup, refused, rows)
+        assessment = self.judge.assessment(tup, refused, rows, proven)
         if assessment is None or self.judge.leaves_lost_history(head, assessment):
             return
         assessment = assessment.with_findings(stale_found(self.store, stored))
@@ -250,6 +251,7 @@ class _AsyncRun(_Run):
                 if stored is None:
                     return
                 tup, _ = await aload_rebuilt(self.store.saver, stored, self.options.channels)
+                proven = await aread_proofs(self.store.saver, stored, self.options.channels)
             except Exception as error:
                 values = None if store_lost(error) else await self.store.stored_values(key)
                 found = None if store_lost(error) else self.judge.unreadable(key, values, error)
@@ -265,7 +267,7 @@ class _AsyncRun(_Run):
         rekeys = self.judge.rekeys(stored)
         inspected = self.judge.inspects(head, tup, refused, bool(rekeys))
         rows = await self.store.stored_values(key) if inspected else head.writes
-        assessment = self.judge.assessment(tup, refused, rows)
+        assessment = self.judge.assessment(tup, refused, rows, proven)
         if assessment is None or self.judge.leaves_lost_history(head, assessment):
             return
         assessment = assessment.with_findings(await astale_found(self.store, stored))

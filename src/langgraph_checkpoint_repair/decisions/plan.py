@@ -21,6 +21,7 @@ from ..delta import (
     delta_channel_names,
     snapshot_value,
 )
+from ..delta.proof import Proof
 from ..engine import RepairAction, RepairPolicy, repair_messages
 from ..engine.context import count_tokens
 from ..in_flight import has_legacy_sends, has_pending_results, work_is_scheduled
@@ -82,6 +83,7 @@ def assess(
     policy: RepairPolicy,
     min_idle: timedelta,
     now: datetime,
+    proven: Mapping[str, Proof] | None = None,
 ) -> Assessment:
     """Decide what to do with a head: repair it, leave it, or skip it and say why.
 
@@ -90,6 +92,8 @@ def assess(
     since a checkpoint on top of it would leave them behind; threads written
     within `min_idle` wait for a later run. Delta channels must be rebuilt
     (`stores.history.load_rebuilt`) before: what is not stored here is not seen.
+    A channel in `proven` (`stores.history.read_proofs`) is repaired from the value its
+    rows prove instead of the one LangGraph reads.
     """
     thread_id, ns, checkpoint_id = tuple_key(tup)
     scheduled = work_is_scheduled(tup)
@@ -99,15 +103,21 @@ def assess(
     tokens: dict[str, tuple[int, int]] = {}
     findings: list[Finding] = []
     pending_calls = False
+    proven = proven or {}
     for name in channels:
         history = snapshot_value(values.get(name))
+        if name in proven:
+            history = proven[name].value
         if not isinstance(history, list):
             continue
         result = repair_messages(history, policy=policy, in_flight=scheduled)
         done, over = _without_over_budget(result.actions)
         if over is not None:
             findings.append(Finding("over_budget", name, error=over.detail))
-        if result.changed:
+        if name in proven:
+            actions[name] = (*divergence_actions(proven[name]), *done)
+            repaired[name] = result.messages
+        elif result.changed:
             actions[name], repaired[name] = done, result.messages
         elif scheduled and repair_messages(history, policy=policy).changed:
             pending_calls = True
@@ -121,7 +131,7 @@ def assess(
         status = "recent" if _written_since(tup.checkpoint, now - min_idle) else "repair"
     elif pending_calls:
         status = "in_flight"
-    snapshots = frozenset(repaired) & delta_channel_names(tup)
+    snapshots = frozenset(repaired) & (delta_channel_names(tup) | set(proven))
     return Assessment(
         thread_id,
         ns,
@@ -134,6 +144,28 @@ def assess(
         tokens,
         tuple(findings),
     )
+
+
+def divergence_actions(proof: Proof) -> tuple[RepairAction, ...]:
+    """One action for each seed its rows proved wrong, saying where and what it held."""
+    return tuple(
+        RepairAction(
+            found.code,
+            None,
+            None,
+            0,
+            f"checkpoint {found.checkpoint_id}: stored {_count(found.stored)}, "
+            f"its rows prove {len(found.proven)} messages",
+        )
+        for found in proof.divergences
+    )
+
+
+def _count(stored: Any) -> str:
+    value = snapshot_value(stored)
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
+        return f"1 list of {len(value[0])} messages"
+    return f"{len(value)} messages" if isinstance(value, list) else type(value).__name__
 
 
 def _without_over_budget(

@@ -20,6 +20,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from ..delta import chains
 from ..delta.chains import VerifiedChains
 from ..delta.channels import Rebuilt, channels_to_rebuild, parent_id_of, rebuilt_from
+from ..delta.lineage import namespace_config, proofs, to_prove
+from ..delta.proof import Proof
 from .drivers import DRIVERS, SAVERS, walk_owner
 from .generic.chains import GuardedWalk
 
@@ -143,3 +145,38 @@ async def aread_rebuilt(
         return Rebuilt(tup, [], {})
     histories = await adelta_history(saver, tup.config, wanted, verified, parent_id_of(tup))
     return rebuilt_from(tup, histories)
+
+
+def read_proofs(
+    saver: BaseCheckpointSaver[Any], stored: CheckpointTuple, channels: Collection[str] | None
+) -> dict[str, Proof]:
+    """The head's delta channels whose stored seeds its rows prove wrong
+    (`delta.proof`), read from a listing of its namespace; none to prove, no read."""
+    wanted = to_prove(stored, channels)
+    if not wanted:
+        return {}
+    listed = list(saver.list(namespace_config(stored)))
+    return _wrong(proofs(listed, _head_id(stored), wanted))
+
+
+async def aread_proofs(
+    saver: BaseCheckpointSaver[Any], stored: CheckpointTuple, channels: Collection[str] | None
+) -> dict[str, Proof]:
+    """The async twin of `read_proofs`."""
+    wanted = to_prove(stored, channels)
+    if not wanted:
+        return {}
+    listed = [tup async for tup in saver.alist(namespace_config(stored))]
+    return _wrong(proofs(listed, _head_id(stored), wanted))
+
+
+def _wrong(found: dict[str, Proof]) -> dict[str, Proof]:
+    return {
+        name: proof
+        for name, proof in found.items()
+        if proof.divergences and proof.value is not None
+    }
+
+
+def _head_id(tup: CheckpointTuple) -> str:
+    return str(tup.config["configurable"]["checkpoint_id"])

@@ -23,7 +23,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from ...codes import FindingCode
 from ...compatibility import features
 from ...decoding.integrity import StoredValue, trust_of
-from ...delta import rebuild_messages, snapshot_value
+from ...delta import is_snapshot, rebuild_messages, snapshot_value
 from ...engine.repair import history_is_clean
 from ...js.values import JsJsonPlusSerializer
 from ...waiting import SENDS_CHANNEL, WaitingHead
@@ -35,6 +35,7 @@ from .plain import (
     HISTORIES,
     JS_HISTORIES,
     WALKS,
+    is_snapshot_blob,
     js_verdicts,
     pack_walk,
     plain_blob_is_clean,
@@ -141,6 +142,7 @@ def heads_from_rows(
         clean = verdicts.get(n)
         if clean is None:
             clean = blob_is_clean(type_, blob, serde, plain_ok, budget)
+        clean = clean and not holds_seed(type_, blob, serde)
         page.maybe_broken[key] = page.maybe_broken.get(key, False) or not clean
         page.found.setdefault(key, set()).update([channel] if channel is not None else [])
         counted[key] = list(counted_here or ())
@@ -150,6 +152,19 @@ def heads_from_rows(
                 page.to_walk.setdefault(name, []).append(key)
             page.found[key].add(name)
     return page
+
+
+def holds_seed(type_: str | None, blob: bytes | None, serde: SerializerProtocol) -> bool:
+    """Whether a head stores a delta channel's snapshot, which its rows must prove
+    (`delta.proof`): read off a msgpack header, else decoded."""
+    if type_ in (None, "empty", "null") or blob is None:
+        return False
+    if type_ == "msgpack":
+        return is_snapshot_blob(bytes(blob))
+    try:
+        return is_snapshot(serde.loads_typed((type_, bytes(blob))))
+    except Exception:  # undecodable here: the full load decides
+        return True
 
 
 def blob_is_clean(
@@ -221,7 +236,8 @@ def judge_walks(
     verdicts = dict(zip(packed, judge(list(packed.values())), strict=True))
     for key, walk in gathered.walks.items():
         clean = verdicts[key] if key in verdicts else walk.is_clean(channel, serde, budget)
-        page.maybe_broken[key] = page.maybe_broken[key] or not clean or walk.cut
+        proven = walk.seed is None  # a walk to a seed: its rows must prove the seed
+        page.maybe_broken[key] = page.maybe_broken[key] or not clean or walk.cut or not proven
         if walk.cut:
             page.lost.setdefault(key, []).append(("delta_seed_missing", channel))
 

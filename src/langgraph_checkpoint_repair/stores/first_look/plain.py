@@ -119,6 +119,16 @@ def _plain_ext(code: int, data: bytes) -> Any:
     return _UNKNOWN
 
 
+_EXT_TYPE_AT = {0xD4: 1, 0xD5: 1, 0xD6: 1, 0xD7: 1, 0xD8: 1, 0xC7: 2, 0xC8: 3, 0xC9: 5}
+"""Where a msgpack extension's type byte sits, by its first byte (fixext 1-16, ext 8-32)."""
+
+
+def is_snapshot_blob(blob: bytes) -> bool:
+    """Whether a msgpack blob is a `_DeltaSnapshot`, read off its header alone."""
+    at = _EXT_TYPE_AT.get(blob[0]) if blob else None
+    return at is not None and len(blob) > at and blob[at] == _SNAPSHOT_EXT
+
+
 def decode_plain(blob: bytes) -> Any:
     """The msgpack blob as plain structures; messages become (class name, fields)."""
     return _unpackb(blob, ext_hook=_plain_ext, option=_NON_STR_KEYS)

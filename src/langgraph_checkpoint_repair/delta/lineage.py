@@ -1,0 +1,89 @@
+"""A head's chain of checkpoints, from a listing of its namespace, as `proof` walks it.
+
+The chain is followed by `parent_checkpoint_id` from the head, each parent older than
+its child (`chains`): a chain that breaks the order, or whose parent is gone, proves
+nothing past that point, so the walk starts there, as LangGraph's would end there.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple
+
+from .chains import MAX_CHAIN
+from .channels import channels_to_rebuild, delta_channel_names, parent_id_of
+from .proof import NOT_STORED, Link, Proof, is_flattened, prove
+
+
+def chain_of(tuples: Iterable[CheckpointTuple], head_id: str) -> list[CheckpointTuple]:
+    """The head's ancestors and the head, oldest first; empty when the head is not listed."""
+    listed = list(tuples)
+    by_id = {str(t.config["configurable"]["checkpoint_id"]): t for t in listed}
+    chain: list[CheckpointTuple] = []
+    current = by_id.get(head_id)
+    while current is not None and len(chain) < MAX_CHAIN:
+        chain.append(current)
+        child_id = str(current.config["configurable"]["checkpoint_id"])
+        parent = parent_id_of(current)
+        current = by_id.get(parent) if parent is not None and parent < child_id else None
+    chain.reverse()
+    return chain
+
+
+def children_of(tuples: Iterable[CheckpointTuple]) -> Counter[str]:
+    """How many checkpoints name each checkpoint as their parent."""
+    return Counter(p for t in tuples if (p := parent_id_of(t)) is not None)
+
+
+def links(
+    chain: Sequence[CheckpointTuple], children: Mapping[str, int], channel: str
+) -> list[Link]:
+    """The chain as one channel's proof reads it."""
+    return [
+        Link(
+            checkpoint_id=str(t.config["configurable"]["checkpoint_id"]),
+            stored=(t.checkpoint.get("channel_values") or {}).get(channel, NOT_STORED),
+            writes=[w for w in t.pending_writes or () if w[1] == channel],
+            children=children.get(str(t.config["configurable"]["checkpoint_id"]), 0),
+            source=(t.metadata or {}).get("source"),
+        )
+        for t in chain
+    ]
+
+
+def proofs(
+    tuples: Sequence[CheckpointTuple], head_id: str, channels: Iterable[str]
+) -> dict[str, Proof]:
+    """Each channel's proof over the head's chain: only channels whose chain holds a
+    seed after its first checkpoint have anything to prove."""
+    chain = chain_of(tuples, head_id)
+    children = children_of(tuples)
+    found: dict[str, Proof] = {}
+    for channel in channels:
+        chained = links(chain, children, channel)
+        if any(link.stored is not NOT_STORED for link in chained):
+            found[channel] = prove(chained)
+    return found
+
+
+def namespace_config(tup: CheckpointTuple) -> RunnableConfig:
+    """The listing config of the head's (thread, namespace)."""
+    configurable = tup.config["configurable"]
+    return {
+        "configurable": {
+            "thread_id": configurable["thread_id"],
+            "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+        }
+    }
+
+
+def to_prove(tup: CheckpointTuple, channels: Iterable[str] | None) -> list[str]:
+    """The selected channels of a head whose stored seeds can be proven: its delta
+    channels, and a channel stored flattened at the head itself."""
+    values = tup.checkpoint.get("channel_values") or {}
+    delta = delta_channel_names(tup) | set(channels_to_rebuild(tup, None))
+    wanted = list(channels) if channels is not None else sorted(delta)
+    return [name for name in wanted if name in delta or is_flattened(values.get(name))]

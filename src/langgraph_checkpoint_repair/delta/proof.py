@@ -1,0 +1,215 @@
+"""Proving a delta channel's stored seeds from the rows before them.
+
+LangGraph reads a delta channel from its nearest stored seed (a `_DeltaSnapshot` or a
+plain value) and the writes since, and every later step builds on what it read: a seed
+stored wrong is committed for good. The rows before a seed prove what it should hold:
+its parent's value and the writes saved on the parent, replayed with the reducer
+(batching-invariant, so a whole span of writes replays in one call). Walking the
+chain from the oldest checkpoint, each seed is compared with that replay:
+
+- a seed that differs is `delta_value_diverged`, and the replay goes on from the
+  proven value (a later seed that holds it, a repair's, ends what was found);
+- a seed stored as a list holding one list of messages (how older Redis savers and
+  AgentCore stored a `_DeltaSnapshot`) is `delta_seed_flattened`: its inner list is
+  the value;
+- where there is no proof, the seed is taken as stored: the chain's first checkpoint,
+  a parent with more than one child (a fork: the parent's writes may be another
+  branch's), writes that are not messages.
+
+An update or fork that snapshots a branch its parent's writes do not hold (LangGraph
+saves no writes for an update on a checkpoint already built on) is recognised by what
+it kept: every message of the parent's value that no write removes. Only a seed that
+lost such messages is called diverged there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage
+
+from .channels import _parts, rebuild_messages, snapshot_value
+
+NOT_STORED: Any = object()
+"""A checkpoint that stores no value for the channel: LangGraph replays through it."""
+FORKING_SOURCES = frozenset({"update", "fork"})
+"""Metadata sources of checkpoints that may snapshot writes their parent does not hold."""
+
+DivergenceCode = Literal["delta_value_diverged", "delta_seed_flattened"]
+
+
+@dataclass(frozen=True)
+class Link:
+    """One checkpoint on the chain, as the proof needs it."""
+
+    checkpoint_id: str
+    stored: Any
+    """The channel's stored value (`NOT_STORED` for none), as loaded."""
+    writes: Sequence[Any]
+    """The channel's pending writes saved on this checkpoint, `(task, channel, value)`
+    in LangGraph's replay order: what built its child on the chain."""
+    children: int = 1
+    """Checkpoints of the namespace that name this one as their parent."""
+    source: str | None = None
+    """Its metadata's `source` (`loop`, `update`, `fork`, `input`)."""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A stored seed that is not what its rows prove."""
+
+    code: DivergenceCode
+    checkpoint_id: str
+    stored: Any
+    """The seed as stored (a flattened one with its outer list)."""
+    proven: list[BaseMessage]
+
+
+@dataclass(frozen=True)
+class Proof:
+    """The head's value as its rows prove it, and the seeds found wrong on the way;
+    `value` is None when the channel does not hold messages (nothing proven)."""
+
+    value: list[BaseMessage] | None
+    divergences: tuple[Divergence, ...] = ()
+
+
+def prove(chain: Sequence[Link]) -> Proof:
+    """Walk `chain` (oldest first, the head last) and prove each stored seed."""
+    walk = _Walk()
+    for parent, link in zip([None, *chain[:-1]], chain, strict=True):
+        if not walk.step(parent, link):
+            return Proof(None)
+    value = walk.value_after(())
+    return Proof(value, tuple(walk.found)) if value is not None else Proof(None)
+
+
+class _Walk:
+    """The replay so far: the last value taken (`base`) and the writes since."""
+
+    def __init__(self) -> None:
+        self.base: list[BaseMessage] | None = None
+        self.since: list[Any] = []
+        self.found: list[Divergence] = []
+
+    def value_after(self, writes: Sequence[Any]) -> list[BaseMessage] | None:
+        """The value `base` and every write since give, then `writes`."""
+        history: Any = {"writes": [*self.since, *writes]}
+        if self.base is not None:
+            history["seed"] = self.base
+        return rebuild_messages(history)
+
+    def step(self, parent: Link | None, link: Link) -> bool:
+        """Take `link` into the replay; False when its values are not messages."""
+        if link.stored is NOT_STORED:
+            self.since.extend(link.writes)
+            return True
+        seed = seed_list(link.stored)
+        if seed is None:
+            return False
+        taken = self._judged(parent, link, seed)
+        if taken is None:
+            return False
+        self.base, self.since = taken, list(link.writes)
+        return True
+
+    def _judged(
+        self, parent: Link | None, link: Link, seed: list[BaseMessage]
+    ) -> list[BaseMessage] | None:
+        """The value to go on from at a stored seed: the proven one where they differ."""
+        flattened = seed is not snapshot_value(link.stored)
+        if parent is None or parent.children != 1:
+            return self._noted(flattened, link, seed, seed)
+        expected = self.value_after(parent.writes)
+        if expected is None:
+            return None
+        if same_messages(seed, expected):
+            self.found.clear()  # a later seed holds the proven value: the head reads it
+            return self._noted(flattened, link, seed, seed)
+        if self._kept_its_branch(parent, link, seed):
+            return self._noted(flattened, link, seed, seed)
+        self.found.append(
+            Divergence("delta_value_diverged", link.checkpoint_id, link.stored, expected)
+        )
+        return expected
+
+    def _noted(
+        self, flattened: bool, link: Link, seed: list[BaseMessage], taken: list[BaseMessage]
+    ) -> list[BaseMessage]:
+        if flattened:
+            self.found.append(
+                Divergence("delta_seed_flattened", link.checkpoint_id, link.stored, seed)
+            )
+        return taken
+
+    def _kept_its_branch(self, parent: Link, link: Link, seed: list[BaseMessage]) -> bool:
+        """An update or fork whose seed keeps every message of its parent's value that
+        the parent's writes do not remove: a branch of its own, not a loss."""
+        if link.source not in FORKING_SOURCES:
+            return False
+        before = self.value_after(())
+        if before is None:
+            return False
+        removed = removed_ids(parent.writes)
+        if removed is None:
+            return True  # the parent's writes clear the channel: nothing had to be kept
+        kept = {message.id for message in seed}
+        return all(m.id in kept or m.id in removed for m in before)
+
+
+def seed_list(stored: Any) -> list[BaseMessage] | None:
+    """The list of messages a stored seed holds (a flattened seed's inner list); None
+    when it holds something else."""
+    value = snapshot_value(stored)
+    if not isinstance(value, list):
+        return None
+    if is_flattened(value):
+        return list(value[0])
+    return value if all(isinstance(item, BaseMessage) for item in value) else None
+
+
+def is_flattened(value: Any) -> bool:
+    """A list holding one non-empty list of messages: a snapshot stored flattened."""
+    return (
+        type(value) is list
+        and len(value) == 1
+        and type(value[0]) is list
+        and bool(value[0])
+        and all(isinstance(item, BaseMessage) for item in value[0])
+    )
+
+
+def removed_ids(writes: Sequence[Any]) -> set[str] | None:
+    """The message ids `writes` remove; None when they clear or overwrite the channel."""
+    removed: set[str] = set()
+    for _, _, value in writes:
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if not isinstance(item, BaseMessage):
+                return None  # an Overwrite or a shape of its own: anything may go
+            if item.type == "remove":
+                if _clears(item):
+                    return None
+                removed.add(str(item.id))
+    return removed
+
+
+def _clears(item: BaseMessage) -> bool:
+    return item.id == _parts().remove_all
+
+
+def same_messages(stored: Sequence[BaseMessage], proven: Sequence[BaseMessage]) -> bool:
+    """Whether a seed holds the proven messages. Ids a replay made up for messages
+    written without one differ from read to read, so a pair differing only by id is
+    the same message."""
+    if len(stored) != len(proven):
+        return False
+    return all(a == b or _same_but_id(a, b) for a, b in zip(stored, proven, strict=True))
+
+
+def _same_but_id(a: BaseMessage, b: BaseMessage) -> bool:
+    return type(a) is type(b) and a.model_copy(update={"id": None}) == b.model_copy(
+        update={"id": None}
+    )

@@ -1,0 +1,59 @@
+"""Delta histories damaged the way the field damaged them, written through the saver's
+own `put` and `put_writes`: an update that committed `messages: []` over the thread's
+history (langgraph#8653), and a snapshot stored flattened, as a list holding the list
+of messages (langgraph-redis before 0.5.2, AgentCore's patch)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.base import CheckpointTuple, copy_checkpoint
+from langgraph.checkpoint.base.id import uuid6
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+from tests.support.seeding import config
+from tests.support.stores import Store
+
+
+async def commit_on_head(
+    store: Store,
+    thread_id: str,
+    stored: Any,
+    writes: list[BaseMessage] | None = None,
+    source: str = "update",
+) -> CheckpointTuple:
+    """Append a checkpoint over the head storing `stored` for `messages`, the update's
+    `writes` saved on the head as LangGraph saves an update's writes; returns the head
+    it was written over."""
+    saver = store.saver
+    head = await store.get_tuple(saver, config(thread_id))
+    assert head is not None
+    if writes:
+        pending = [("messages", writes)]
+        if store.is_async:
+            await saver.aput_writes(head.config, pending, "damaged-update")
+        else:
+            saver.put_writes(head.config, pending, "damaged-update")
+    checkpoint = copy_checkpoint(head.checkpoint)
+    checkpoint["id"] = str(uuid6(clock_seq=-2))
+    version = saver.get_next_version(checkpoint["channel_versions"].get("messages"), None)
+    checkpoint["channel_versions"]["messages"] = version
+    checkpoint["channel_values"] = {**checkpoint["channel_values"], "messages": stored}
+    metadata: Any = {"source": source, "step": int(head.metadata.get("step", 0)) + 1}
+    metadata["parents"] = {}
+    if store.is_async:
+        await saver.aput(head.config, checkpoint, metadata, {"messages": version})
+    else:
+        saver.put(head.config, checkpoint, metadata, {"messages": version})
+    return head
+
+
+async def erase_history(store: Store, thread_id: str, written: list[BaseMessage]) -> None:
+    """An `update_state` that committed an empty snapshot over the thread's messages."""
+    await commit_on_head(store, thread_id, _DeltaSnapshot([]), written)
+
+
+async def store_flattened(store: Store, thread_id: str, messages: list[BaseMessage]) -> None:
+    """A snapshot of `messages` stored as a plain list holding that list."""
+    await commit_on_head(store, thread_id, [list(messages)], source="loop")
