@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+DETAIL_KEY = "langgraph_repair"
+"""Checkpoint metadata key holding what a repair or undo checkpoint of ours did."""
+
 ActionKind = Literal[
     "placeholder",
     "call_dropped",

@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import Checkpoint, CheckpointTuple, copy_checkpoint
 from langgraph.checkpoint.base.id import uuid6
 
+from ..codes import DETAIL_KEY as DETAIL_KEY
 from ..decoding.integrity import Finding
 from ..delta import (
     COUNTERS_KEY,
@@ -29,8 +30,6 @@ from .ids import id_after
 
 RUN_KEY = "langgraph_repair_run"
 """Top-level metadata key of a repair checkpoint: the run that wrote it (filterable)."""
-DETAIL_KEY = "langgraph_repair"
-"""Metadata key holding what a repair or undo checkpoint did."""
 
 Status = Literal[
     "clean", "repair", "in_flight", "recent", "unreadable", "foreign_format", "history_lost"

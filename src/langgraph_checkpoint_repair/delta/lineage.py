@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 
+from ..codes import DETAIL_KEY
+from ..compatibility import features
 from .chains import MAX_CHAIN
 from .channels import channels_to_rebuild, delta_channel_names, parent_id_of
 from .proof import NOT_STORED, Link, Proof, is_flattened, prove
@@ -49,9 +51,15 @@ def links(
             writes=[w for w in t.pending_writes or () if w[1] == channel],
             children=children.get(str(t.config["configurable"]["checkpoint_id"]), 0),
             source=(t.metadata or {}).get("source"),
+            written_by=_written_by(t),
         )
         for t in chain
     ]
+
+
+def _written_by(tup: CheckpointTuple) -> str | None:
+    detail = (tup.metadata or {}).get(DETAIL_KEY)
+    return detail.get("kind") if isinstance(detail, dict) else None
 
 
 def proofs(
@@ -81,9 +89,18 @@ def namespace_config(tup: CheckpointTuple) -> RunnableConfig:
 
 
 def to_prove(tup: CheckpointTuple, channels: Iterable[str] | None) -> list[str]:
-    """The selected channels of a head whose stored seeds can be proven: its delta
-    channels, and a channel stored flattened at the head itself."""
+    """The selected channels of a head whose stored seeds are proven: a channel stored
+    flattened at the head, and its delta channels, but for a snapshot LangGraph's own
+    loop stored at the head (written from the value the step held, it is trusted, so a
+    scan of healthy threads reads no more than before)."""
+    if not features.has_delta_channels():
+        return []  # no delta channel anywhere: a list of lists is the application's own
     values = tup.checkpoint.get("channel_values") or {}
     delta = delta_channel_names(tup) | set(channels_to_rebuild(tup, None))
     wanted = list(channels) if channels is not None else sorted(delta)
-    return [name for name in wanted if name in delta or is_flattened(values.get(name))]
+    by_loop = (tup.metadata or {}).get("source") == "loop"
+    return [
+        name
+        for name in wanted
+        if is_flattened(values.get(name)) or (name in delta and not (by_loop and name in values))
+    ]

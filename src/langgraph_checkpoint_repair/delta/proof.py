@@ -16,6 +16,8 @@ chain from the oldest checkpoint, each seed is compared with that replay:
   a parent with more than one child (a fork: the parent's writes may be another
   branch's), writes that are not messages.
 
+A repair this package wrote holds the proven value, repaired: it ends what was found.
+An undo of one puts the wrong value back: the proof goes on from the proven value.
 An update or fork that snapshots a branch its parent's writes do not hold (LangGraph
 saves no writes for an update on a checkpoint already built on) is recognised by what
 it kept: every message of the parent's value that no write removes. Only a seed that
@@ -54,6 +56,8 @@ class Link:
     """Checkpoints of the namespace that name this one as their parent."""
     source: str | None = None
     """Its metadata's `source` (`loop`, `update`, `fork`, `input`)."""
+    written_by: str | None = None
+    """What kind of checkpoint of this package's it is (`repair`, `undo`), if one."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,11 @@ class _Walk:
     ) -> list[BaseMessage] | None:
         """The value to go on from at a stored seed: the proven one where they differ."""
         flattened = seed is not snapshot_value(link.stored)
+        if link.written_by == "repair":
+            self.found.clear()  # a repair stores the proven value, repaired
+            return seed
+        if link.written_by == "undo" and self.found:
+            return self.value_after(parent.writes if parent is not None else ())
         if parent is None or parent.children != 1:
             return self._noted(flattened, link, seed, seed)
         expected = self.value_after(parent.writes)

@@ -137,12 +137,14 @@ def heads_from_rows(
     verdicts.update(zip(js, judge(_blobs_at(rows, js)), strict=True))
     page = PageVerdicts()
     counted: dict[HeadKey, list[str]] = {}
-    for n, (thread_id, ns, checkpoint_id, type_, blob, channel, counted_here) in enumerate(rows):
+    for n, (thread_id, ns, checkpoint_id, type_, blob, channel, counted_here, source) in enumerate(
+        rows
+    ):
         key = (thread_id, ns, checkpoint_id)
         clean = verdicts.get(n)
         if clean is None:
             clean = blob_is_clean(type_, blob, serde, plain_ok, budget)
-        clean = clean and not holds_seed(type_, blob, serde)
+        clean = clean and not (proves_seeds(source) and holds_seed(type_, blob, serde))
         page.maybe_broken[key] = page.maybe_broken.get(key, False) or not clean
         page.found.setdefault(key, set()).update([channel] if channel is not None else [])
         counted[key] = list(counted_here or ())
@@ -152,6 +154,12 @@ def heads_from_rows(
                 page.to_walk.setdefault(name, []).append(key)
             page.found[key].add(name)
     return page
+
+
+def proves_seeds(source: str | None) -> bool:
+    """Whether the first look leaves a seed stored by a checkpoint of this `source` to
+    be proven on load: any but LangGraph's own loop snapshots (`delta.proof`)."""
+    return source != "loop"
 
 
 def holds_seed(type_: str | None, blob: bytes | None, serde: SerializerProtocol) -> bool:
@@ -211,7 +219,7 @@ def gather_walks(
         elif kind == "c":
             walk.cut = True
         elif kind == "s":
-            walk.seed = (type_, blob)
+            walk.seed, walk.seed_source = (type_, blob), task_path  # the seed's `source`
         else:
             sort_key = (-depth, *features.writes_sort_key(task_path or "", task_id or "", idx or 0))
             walk.writes.append((sort_key, type_, blob))
@@ -236,8 +244,8 @@ def judge_walks(
     verdicts = dict(zip(packed, judge(list(packed.values())), strict=True))
     for key, walk in gathered.walks.items():
         clean = verdicts[key] if key in verdicts else walk.is_clean(channel, serde, budget)
-        proven = walk.seed is None  # a walk to a seed: its rows must prove the seed
-        page.maybe_broken[key] = page.maybe_broken[key] or not clean or walk.cut or not proven
+        to_prove = walk.seed is not None and proves_seeds(walk.seed_source)
+        page.maybe_broken[key] = page.maybe_broken[key] or not clean or walk.cut or to_prove
         if walk.cut:
             page.lost.setdefault(key, []).append(("delta_seed_missing", channel))
 
@@ -316,7 +324,7 @@ def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
     same as `heads_from_rows` finds), so the walks can be read before decoding."""
     found: dict[HeadKey, set[str]] = {}
     counted: dict[HeadKey, list[str]] = {}
-    for thread_id, ns, checkpoint_id, _, _, channel, counted_here in rows:
+    for thread_id, ns, checkpoint_id, _, _, channel, counted_here, _ in rows:
         key = (thread_id, ns, checkpoint_id)
         found.setdefault(key, set()).update([channel] if channel is not None else [])
         counted[key] = list(counted_here or ())
@@ -371,6 +379,8 @@ class _Walk:
     """The chain loops, runs out of order or is too long: the full load reports it."""
     cut: bool = False
     """The chain ends, with no seed, where rows were deleted (`delta_seed_missing`)."""
+    seed_source: str | None = None
+    """The metadata `source` of the checkpoint holding the seed."""
 
     def packed(self) -> bytes | None:
         """This walk as one item for the plain look (`plain.pack_walk`); None when the
