@@ -57,13 +57,3 @@ async def erase_history(store: Store, thread_id: str, written: list[BaseMessage]
 async def store_flattened(store: Store, thread_id: str, messages: list[BaseMessage]) -> None:
     """A snapshot of `messages` stored as a plain list holding that list."""
     await commit_on_head(store, thread_id, [list(messages)], source="loop")
-
-
-def seeded_by_updates(saver: Any, channel: str = "messages") -> set[str]:
-    """The threads where a checkpoint other than a loop step stores a seed of `channel`:
-    those a scan proves on load (LangGraph's loop snapshots it trusts)."""
-    return {
-        str(t.config["configurable"]["thread_id"])
-        for t in saver.list(None)
-        if channel in t.checkpoint["channel_values"] and t.metadata.get("source") != "loop"
-    }

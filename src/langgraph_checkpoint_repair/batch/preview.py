@@ -31,7 +31,7 @@ from ..in_flight import work_is_scheduled
 from ..interrupt_ids import id_findings
 from ..stores import AsyncThreadStore, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
-from ..stores.history import aload_rebuilt, aread_proofs, load_rebuilt, read_proofs
+from ..stores.history import aread_proofs, aread_rebuilt, read_proofs, read_rebuilt
 from .stale import astale_found, stale_found
 
 
@@ -130,8 +130,9 @@ def preview_thread(
             stored = store.saver.get_tuple(_head_config(thread_id, checkpoint_ns))
             if stored is None:
                 raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
-            tup, _ = load_rebuilt(store.saver, stored, [channel])
-            proven = read_proofs(store.saver, stored, [channel])
+            loaded = read_rebuilt(store.saver, stored, [channel])
+            tup = loaded.tup
+            proven = read_proofs(store.saver, stored, [channel], loaded.seeds)
         except Exception as error:
             key = (thread_id, checkpoint_ns, store.head_id(thread_id, checkpoint_ns) or "")
             values = None if not key[2] else store.stored_values(key)
@@ -164,8 +165,9 @@ async def apreview_thread(
             stored = await store.saver.aget_tuple(_head_config(thread_id, checkpoint_ns))
             if stored is None:
                 raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
-            tup, _ = await aload_rebuilt(store.saver, stored, [channel])
-            proven = await aread_proofs(store.saver, stored, [channel])
+            loaded = await aread_rebuilt(store.saver, stored, [channel])
+            tup = loaded.tup
+            proven = await aread_proofs(store.saver, stored, [channel], loaded.seeds)
         except Exception as error:
             head = await store.head_id(thread_id, checkpoint_ns)
             key = (thread_id, checkpoint_ns, head or "")

@@ -18,7 +18,7 @@ from ..decisions.rewrites import RewritePlan
 from ..decoding.strict import refusals
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
-from ..stores.history import aload_rebuilt, aread_proofs, load_rebuilt, read_proofs
+from ..stores.history import aread_proofs, aread_rebuilt, read_proofs, read_rebuilt
 from .ancestors import awalk_to_readable, walk_to_readable
 from .judging import Judge
 from .ledger import Callbacks, Ledger
@@ -135,8 +135,9 @@ class _SyncRun(_Run):
                 stored = self.store.load(head)
                 if stored is None:
                     return
-                tup, _ = load_rebuilt(self.store.saver, stored, self.options.channels)
-                proven = read_proofs(self.store.saver, stored, self.options.channels)
+                loaded = read_rebuilt(self.store.saver, stored, self.options.channels)
+                tup, channels = loaded.tup, self.options.channels
+                proven = read_proofs(self.store.saver, stored, channels, loaded.seeds)
             except Exception as error:
                 values = None if store_lost(error) else self.store.stored_values(key)
                 found = None if store_lost(error) else self.judge.unreadable(key, values, error)
@@ -250,8 +251,9 @@ class _AsyncRun(_Run):
                 stored = await self.store.load(head)
                 if stored is None:
                     return
-                tup, _ = await aload_rebuilt(self.store.saver, stored, self.options.channels)
-                proven = await aread_proofs(self.store.saver, stored, self.options.channels)
+                loaded = await aread_rebuilt(self.store.saver, stored, self.options.channels)
+                tup, channels = loaded.tup, self.options.channels
+                proven = await aread_proofs(self.store.saver, stored, channels, loaded.seeds)
             except Exception as error:
                 values = None if store_lost(error) else await self.store.stored_values(key)
                 found = None if store_lost(error) else self.judge.unreadable(key, values, error)

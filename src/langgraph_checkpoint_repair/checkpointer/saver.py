@@ -177,7 +177,8 @@ def _loaded(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> Checkpoi
     if tup is None:
         return None
     try:
-        tup, rebuilt, rest = read_rebuilt(self.saver, tup, self.channels, self._verified)
+        loaded = read_rebuilt(self.saver, tup, self.channels, self._verified)
+        tup, rebuilt, rest = loaded.tup, loaded.names, loaded.rest
     except Exception:
         self._view.rebuild_failed(tup)
         rebuilt, rest = [], {}
@@ -192,7 +193,8 @@ async def _aloaded(
     if tup is None:
         return None
     try:
-        tup, rebuilt, rest = await aread_rebuilt(self.saver, tup, self.channels, self._verified)
+        loaded = await aread_rebuilt(self.saver, tup, self.channels, self._verified)
+        tup, rebuilt, rest = loaded.tup, loaded.names, loaded.rest
     except Exception:
         self._view.rebuild_failed(tup)
         rebuilt, rest = [], {}

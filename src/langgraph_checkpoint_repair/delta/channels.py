@@ -250,6 +250,8 @@ class Rebuilt(NamedTuple):
     tup: CheckpointTuple
     names: list[str]
     rest: dict[str, DeltaChannelHistory]
+    seeds: Mapping[str, Any] = {}
+    """The seed each channel's walk ended at, for the channels whose walk found one."""
 
 
 def with_rebuilt(
@@ -273,11 +275,12 @@ def rebuilt_from(tup: CheckpointTuple, histories: Mapping[str, DeltaChannelHisto
             rebuilt[name] = as_snapshot(messages)
         else:
             rest[name] = history
+    seeds = {name: history["seed"] for name, history in histories.items() if "seed" in history}
     if not rebuilt:
-        return Rebuilt(tup, [], rest)
+        return Rebuilt(tup, [], rest, seeds)
     values = {**tup.checkpoint["channel_values"], **rebuilt}
     checkpoint = cast(Checkpoint, {**tup.checkpoint, "channel_values": values})
-    return Rebuilt(tup._replace(checkpoint=checkpoint), list(rebuilt), rest)
+    return Rebuilt(tup._replace(checkpoint=checkpoint), list(rebuilt), rest, seeds)
 
 
 def parent_id_of(tup: CheckpointTuple) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
@@ -16,7 +17,7 @@ from langgraph.checkpoint.base import CheckpointTuple
 from ..codes import DETAIL_KEY
 from ..compatibility import features
 from .chains import MAX_CHAIN
-from .channels import channels_to_rebuild, delta_channel_names, parent_id_of
+from .channels import channels_to_rebuild, delta_channel_names, parent_id_of, snapshot_value
 from .proof import NOT_STORED, Link, Proof, is_flattened, prove
 
 
@@ -88,19 +89,24 @@ def namespace_config(tup: CheckpointTuple) -> RunnableConfig:
     }
 
 
-def to_prove(tup: CheckpointTuple, channels: Iterable[str] | None) -> list[str]:
-    """The selected channels of a head whose stored seeds are proven: a channel stored
-    flattened at the head, and its delta channels, but for a snapshot LangGraph's own
-    loop stored at the head (written from the value the step held, it is trusted, so a
-    scan of healthy threads reads no more than before)."""
+def to_prove(
+    tup: CheckpointTuple, channels: Iterable[str] | None, seeds: Mapping[str, Any]
+) -> list[str]:
+    """The selected delta channels of a head whose seeds its rows prove: those whose
+    nearest seed (stored at the head, or `seeds`, where the walk from it ended) is
+    empty or flattened. An erased history and a flattened snapshot are how wrong values
+    were committed; proving any other seed costs a whole thread's rows, which a scan of
+    healthy threads does not read."""
     if not features.has_delta_channels():
         return []  # no delta channel anywhere: a list of lists is the application's own
     values = tup.checkpoint.get("channel_values") or {}
     delta = delta_channel_names(tup) | set(channels_to_rebuild(tup, None))
     wanted = list(channels) if channels is not None else sorted(delta)
-    by_loop = (tup.metadata or {}).get("source") == "loop"
-    return [
-        name
-        for name in wanted
-        if is_flattened(values.get(name)) or (name in delta and not (by_loop and name in values))
-    ]
+    nearest = {**seeds, **values}
+    return [name for name in wanted if _suspect(nearest.get(name, NOT_STORED), name in delta)]
+
+
+def _suspect(stored: Any, of_delta_channel: bool) -> bool:
+    """A flattened seed, or an empty one of a delta channel (`to_prove`)."""
+    value = snapshot_value(stored)
+    return is_flattened(value) or (of_delta_channel and value == [])

@@ -148,11 +148,15 @@ async def aread_rebuilt(
 
 
 def read_proofs(
-    saver: BaseCheckpointSaver[Any], stored: CheckpointTuple, channels: Collection[str] | None
+    saver: BaseCheckpointSaver[Any],
+    stored: CheckpointTuple,
+    channels: Collection[str] | None,
+    seeds: Mapping[str, Any],
 ) -> dict[str, Proof]:
     """The head's delta channels whose stored seeds its rows prove wrong
-    (`delta.proof`), read from a listing of its namespace; none to prove, no read."""
-    wanted = to_prove(stored, channels)
+    (`delta.proof`), read from a listing of its namespace; none to prove
+    (`delta.lineage.to_prove`, from the `seeds` its load's walks ended at), no read."""
+    wanted = to_prove(stored, channels, seeds)
     if not wanted:
         return {}
     listed = list(saver.list(namespace_config(stored)))
@@ -160,10 +164,13 @@ def read_proofs(
 
 
 async def aread_proofs(
-    saver: BaseCheckpointSaver[Any], stored: CheckpointTuple, channels: Collection[str] | None
+    saver: BaseCheckpointSaver[Any],
+    stored: CheckpointTuple,
+    channels: Collection[str] | None,
+    seeds: Mapping[str, Any],
 ) -> dict[str, Proof]:
     """The async twin of `read_proofs`."""
-    wanted = to_prove(stored, channels)
+    wanted = to_prove(stored, channels, seeds)
     if not wanted:
         return {}
     listed = [tup async for tup in saver.alist(namespace_config(stored))]

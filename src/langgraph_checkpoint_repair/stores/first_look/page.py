@@ -23,7 +23,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from ...codes import FindingCode
 from ...compatibility import features
 from ...decoding.integrity import StoredValue, trust_of
-from ...delta import is_snapshot, rebuild_messages, snapshot_value
+from ...delta import rebuild_messages, snapshot_value
 from ...engine.repair import history_is_clean
 from ...js.values import JsJsonPlusSerializer
 from ...waiting import SENDS_CHANNEL, WaitingHead
@@ -32,10 +32,10 @@ from ..faults import store_lost
 from ..stored_values import answering_heads, answering_writes, suspect_heads
 from .asking import asking_again, ids_cleared, stale_from_rows, waiting_heads
 from .plain import (
+    EMPTY_SEEDS,
     HISTORIES,
     JS_HISTORIES,
     WALKS,
-    is_snapshot_blob,
     js_verdicts,
     pack_walk,
     plain_blob_is_clean,
@@ -137,14 +137,12 @@ def heads_from_rows(
     verdicts.update(zip(js, judge(_blobs_at(rows, js)), strict=True))
     page = PageVerdicts()
     counted: dict[HeadKey, list[str]] = {}
-    for n, (thread_id, ns, checkpoint_id, type_, blob, channel, counted_here, source) in enumerate(
-        rows
-    ):
+    for n, (thread_id, ns, checkpoint_id, type_, blob, channel, counted_here) in enumerate(rows):
         key = (thread_id, ns, checkpoint_id)
         clean = verdicts.get(n)
         if clean is None:
             clean = blob_is_clean(type_, blob, serde, plain_ok, budget)
-        clean = clean and not (proves_seeds(source) and holds_seed(type_, blob, serde))
+        clean = clean and not is_empty_seed(type_, blob, serde)
         page.maybe_broken[key] = page.maybe_broken.get(key, False) or not clean
         page.found.setdefault(key, set()).update([channel] if channel is not None else [])
         counted[key] = list(counted_here or ())
@@ -156,21 +154,16 @@ def heads_from_rows(
     return page
 
 
-def proves_seeds(source: str | None) -> bool:
-    """Whether the first look leaves a seed stored by a checkpoint of this `source` to
-    be proven on load: any but LangGraph's own loop snapshots (`delta.proof`)."""
-    return source != "loop"
-
-
-def holds_seed(type_: str | None, blob: bytes | None, serde: SerializerProtocol) -> bool:
-    """Whether a head stores a delta channel's snapshot, which its rows must prove
-    (`delta.proof`): read off a msgpack header, else decoded."""
+def is_empty_seed(type_: str | None, blob: bytes | None, serde: SerializerProtocol) -> bool:
+    """Whether a stored value is an empty list or snapshot: a seed that held nothing is
+    how an erased history was committed, so its rows prove it on load (`delta.proof`).
+    Other seeds are not proven by a scan: that costs a whole thread's rows."""
     if type_ in (None, "empty", "null") or blob is None:
         return False
     if type_ == "msgpack":
-        return is_snapshot_blob(bytes(blob))
+        return bytes(blob) in EMPTY_SEEDS
     try:
-        return is_snapshot(serde.loads_typed((type_, bytes(blob))))
+        return bool(snapshot_value(serde.loads_typed((type_, bytes(blob)))) == [])
     except Exception:  # undecodable here: the full load decides
         return True
 
@@ -219,7 +212,7 @@ def gather_walks(
         elif kind == "c":
             walk.cut = True
         elif kind == "s":
-            walk.seed, walk.seed_source = (type_, blob), task_path  # the seed's `source`
+            walk.seed = (type_, blob)
         else:
             sort_key = (-depth, *features.writes_sort_key(task_path or "", task_id or "", idx or 0))
             walk.writes.append((sort_key, type_, blob))
@@ -244,7 +237,7 @@ def judge_walks(
     verdicts = dict(zip(packed, judge(list(packed.values())), strict=True))
     for key, walk in gathered.walks.items():
         clean = verdicts[key] if key in verdicts else walk.is_clean(channel, serde, budget)
-        to_prove = walk.seed is not None and proves_seeds(walk.seed_source)
+        to_prove = walk.seed is not None and is_empty_seed(*walk.seed, serde)
         page.maybe_broken[key] = page.maybe_broken[key] or not clean or walk.cut or to_prove
         if walk.cut:
             page.lost.setdefault(key, []).append(("delta_seed_missing", channel))
@@ -324,7 +317,7 @@ def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
     same as `heads_from_rows` finds), so the walks can be read before decoding."""
     found: dict[HeadKey, set[str]] = {}
     counted: dict[HeadKey, list[str]] = {}
-    for thread_id, ns, checkpoint_id, _, _, channel, counted_here, _ in rows:
+    for thread_id, ns, checkpoint_id, _, _, channel, counted_here in rows:
         key = (thread_id, ns, checkpoint_id)
         found.setdefault(key, set()).update([channel] if channel is not None else [])
         counted[key] = list(counted_here or ())
@@ -379,8 +372,6 @@ class _Walk:
     """The chain loops, runs out of order or is too long: the full load reports it."""
     cut: bool = False
     """The chain ends, with no seed, where rows were deleted (`delta_seed_missing`)."""
-    seed_source: str | None = None
-    """The metadata `source` of the checkpoint holding the seed."""
 
     def packed(self) -> bytes | None:
         """This walk as one item for the plain look (`plain.pack_walk`); None when the

@@ -119,14 +119,8 @@ def _plain_ext(code: int, data: bytes) -> Any:
     return _UNKNOWN
 
 
-_EXT_TYPE_AT = {0xD4: 1, 0xD5: 1, 0xD6: 1, 0xD7: 1, 0xD8: 1, 0xC7: 2, 0xC8: 3, 0xC9: 5}
-"""Where a msgpack extension's type byte sits, by its first byte (fixext 1-16, ext 8-32)."""
-
-
-def is_snapshot_blob(blob: bytes) -> bool:
-    """Whether a msgpack blob is a `_DeltaSnapshot`, read off its header alone."""
-    at = _EXT_TYPE_AT.get(blob[0]) if blob else None
-    return at is not None and len(blob) > at and blob[at] == _SNAPSHOT_EXT
+EMPTY_SEEDS = frozenset({b"\xd4\x07\x90", b"\x90"})
+"""An empty `_DeltaSnapshot` and an empty list, as LangGraph's serializer writes them."""
 
 
 def decode_plain(blob: bytes) -> Any:

@@ -98,7 +98,6 @@ WITH heads AS (
     SELECT DISTINCT ON (thread_id, checkpoint_ns)
         thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions,
         metadata -> 'counters_since_delta_snapshot' AS counters,
-        metadata ->> 'source' AS source,
         checkpoint -> 'channel_values' AS inline,
         CASE WHEN %(graph)s THEN NULLIF(ARRAY(
             SELECT name FROM jsonb_object_keys(checkpoint -> 'channel_versions') AS name
@@ -119,8 +118,7 @@ SELECT h.thread_id, h.checkpoint_ns, h.checkpoint_id, b.type, b.blob, b.channel,
         SELECT name FROM unnest(%(channels)s::text[]) AS name
         WHERE h.versions ? name AND NOT coalesce(h.counters ? name, FALSE)
             AND NOT coalesce(h.inline ? name, FALSE)
-    ) AS blobbed,
-    h.source
+    ) AS blobbed
 FROM heads h
 LEFT JOIN LATERAL (
     SELECT b.type, b.blob, b.channel, NULL::text AS task_id, TRUE AS selected,
@@ -184,8 +182,6 @@ def split_rows(
 ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The heads query's rows as the first look's (a head's selected channels; a head's
     other values leave an empty row, so every head is still there) and the integrity
-    look's (thread, namespace, checkpoint, channel, type, blob, counted channels and the
-    head's metadata `source`), and the integrity
     look's (thread, namespace, checkpoint, channel, type, blob, task id, the head's
     fields on a null-task answer's and an `__interrupt__` row (`ASKED_SQL`), and a
     pending write's index)."""
@@ -197,9 +193,9 @@ def split_rows(
             others.append(
                 (thread_id, ns, checkpoint_id, channel, type_, blob, task_id, row[9], row[10])
             )
-            looked.append((thread_id, ns, checkpoint_id, None, None, None, counted, row[13]))
+            looked.append((thread_id, ns, checkpoint_id, None, None, None, counted))
         else:
-            looked.append((thread_id, ns, checkpoint_id, type_, blob, channel, counted, row[13]))
+            looked.append((thread_id, ns, checkpoint_id, type_, blob, channel, counted))
     return looked, others
 
 
@@ -247,8 +243,7 @@ JOIN checkpoint_writes x
     AND x.checkpoint_id = w.ancestor AND x.channel = %(channel)s
 WHERE w.depth > 0
 UNION ALL
-SELECT 's', w.thread_id, w.checkpoint_ns, w.head_id, w.depth, c.metadata ->> 'source', NULL,
-    NULL, b.type, b.blob
+SELECT 's', w.thread_id, w.checkpoint_ns, w.head_id, w.depth, NULL, NULL, NULL, b.type, b.blob
 FROM walk w
 JOIN checkpoints c
     ON c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns
