@@ -263,6 +263,18 @@ KINDS: dict[str, tuple[str, str]] = {
         "value kept in the run's record; undo puts it back)",
         "with `repair --graph SPEC`, on a graph with compiled interrupts",
     ),
+    "delta_value_diverged": (
+        "a delta channel's stored seed is not what its parent's value and the writes saved "
+        "on the parent give through the reducer; the head gets the proven value (see [a "
+        "history that went wrong](../how-to/deep-agents.md#a-history-that-went-wrong-and-"
+        "was-committed))",
+        "by the batch job (`scan`, `show`, `repair`, undoable), on every store it writes",
+    ),
+    "delta_seed_flattened": (
+        "a delta channel's seed was stored as a list holding the list of messages, on "
+        "which every resume raises; the head gets that list as a snapshot",
+        "by the batch job (`scan`, `show`, `repair`, undoable), on every store it writes",
+    ),
 }
 
 

@@ -18,6 +18,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Overwrite
 
+from langgraph_checkpoint_repair import PatchingCheckpointer
 from langgraph_checkpoint_repair.batch import apreview_thread, preview_thread
 from tests.support.agents import ToolBox
 from tests.support.batch_runs import all_checkpoints, run_repair, run_undo
@@ -172,3 +173,16 @@ async def _history(store: Store, graph: Any, cfg: Any) -> Any:
     else:
         for snapshot in graph.get_state_history(cfg):
             yield snapshot
+
+
+async def test_the_wrapper_loads_an_erased_history_with_its_proven_value(store: Store) -> None:
+    proven = await erased_thread(store)
+    listed = await all_checkpoints(store)
+    wrapped = PatchingCheckpointer(store.saver)
+    shown = await messages_of(store, delta_chat(wrapped), config("erased"))
+    assert ids(shown) == proven
+    assert await all_checkpoints(store) == listed  # nothing written on load
+    agent = delta_agent(model("Still here."), ToolBox(), wrapped)
+    result = await store.invoke(agent, {"messages": [HumanMessage("Hi?")]}, config("erased"))
+    assert ids(result["messages"])[: len(proven)] == proven
+    assert result["messages"][-1].content == "Still here."

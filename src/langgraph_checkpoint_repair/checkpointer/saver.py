@@ -31,7 +31,7 @@ from ..drift.shape import checked_renames
 from ..engine import RepairPolicy
 from ..engine.policy import DEFAULT_POLICY
 from ..interrupt_ids import checked_scheme
-from ..stores.history import adelta_history, aread_rebuilt, delta_history, read_rebuilt
+from ..stores.history import adelta_history, aread_proven, delta_history, read_proven
 from .answers import awithout_stale_answer, without_stale_answer
 from .guard import LoadGuard, scrubs_nul
 from .pruning import offered_over, safe_aprune, safe_prune
@@ -173,11 +173,12 @@ def with_moved_types(
 
 
 def _loaded(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> CheckpointTuple | None:
-    """The repaired view of a stored tuple, its delta message channels rebuilt first."""
+    """The repaired view of a stored tuple, its delta message channels rebuilt first
+    (from their proven value, where their rows prove the seed LangGraph reads wrong)."""
     if tup is None:
         return None
     try:
-        loaded = read_rebuilt(self.saver, tup, self.channels, self._verified)
+        loaded = read_proven(self.saver, tup, self.channels, self._verified)
         tup, rebuilt, rest = loaded.tup, loaded.names, loaded.rest
     except Exception:
         self._view.rebuild_failed(tup)
@@ -193,7 +194,7 @@ async def _aloaded(
     if tup is None:
         return None
     try:
-        loaded = await aread_rebuilt(self.saver, tup, self.channels, self._verified)
+        loaded = await aread_proven(self.saver, tup, self.channels, self._verified)
         tup, rebuilt, rest = loaded.tup, loaded.names, loaded.rest
     except Exception:
         self._view.rebuild_failed(tup)

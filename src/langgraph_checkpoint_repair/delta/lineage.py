@@ -9,15 +9,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
 
 from ..codes import DETAIL_KEY
 from ..compatibility import features
 from .chains import MAX_CHAIN
-from .channels import channels_to_rebuild, delta_channel_names, parent_id_of, snapshot_value
+from .channels import (
+    as_snapshot,
+    channels_to_rebuild,
+    delta_channel_names,
+    parent_id_of,
+    snapshot_value,
+)
 from .proof import NOT_STORED, Link, Proof, is_flattened, prove
 
 
@@ -110,3 +116,16 @@ def _suspect(stored: Any, of_delta_channel: bool) -> bool:
     """A flattened seed, or an empty one of a delta channel (`to_prove`)."""
     value = snapshot_value(stored)
     return is_flattened(value) or (of_delta_channel and value == [])
+
+
+def with_proven(
+    tup: CheckpointTuple, names: list[str], found: Mapping[str, Proof]
+) -> tuple[CheckpointTuple, list[str]]:
+    """The loaded tuple with each channel in `found` holding its proven value (as a
+    `_DeltaSnapshot`, so it is handed on as a plain list), and the names so held."""
+    proven = {name: as_snapshot(proof.value) for name, proof in found.items()}
+    if not proven:
+        return tup, names
+    values = {**tup.checkpoint["channel_values"], **proven}
+    checkpoint = cast(Checkpoint, {**tup.checkpoint, "channel_values": values})
+    return tup._replace(checkpoint=checkpoint), [*names, *(n for n in proven if n not in names)]

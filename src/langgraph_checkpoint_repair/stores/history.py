@@ -20,7 +20,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from ..delta import chains
 from ..delta.chains import VerifiedChains
 from ..delta.channels import Rebuilt, channels_to_rebuild, parent_id_of, rebuilt_from
-from ..delta.lineage import namespace_config, proofs, to_prove
+from ..delta.lineage import namespace_config, proofs, to_prove, with_proven
 from ..delta.proof import Proof
 from .drivers import DRIVERS, SAVERS, walk_owner
 from .generic.chains import GuardedWalk
@@ -187,3 +187,30 @@ def _wrong(found: dict[str, Proof]) -> dict[str, Proof]:
 
 def _head_id(tup: CheckpointTuple) -> str:
     return str(tup.config["configurable"]["checkpoint_id"])
+
+
+def read_proven(
+    saver: BaseCheckpointSaver[Any],
+    tup: CheckpointTuple,
+    names: Collection[str] | None,
+    verified: VerifiedChains | None = None,
+) -> Rebuilt:
+    """`read_rebuilt`, each channel whose rows prove its seed wrong holding the proven
+    value instead (`read_proofs`): what the wrapper hands LangGraph."""
+    rebuilt = read_rebuilt(saver, tup, names, verified)
+    proven = read_proofs(saver, tup, names, rebuilt.seeds)
+    held, named = with_proven(rebuilt.tup, rebuilt.names, proven)
+    return rebuilt._replace(tup=held, names=named)
+
+
+async def aread_proven(
+    saver: BaseCheckpointSaver[Any],
+    tup: CheckpointTuple,
+    names: Collection[str] | None,
+    verified: VerifiedChains | None = None,
+) -> Rebuilt:
+    """The async twin of `read_proven`."""
+    rebuilt = await aread_rebuilt(saver, tup, names, verified)
+    proven = await aread_proofs(saver, tup, names, rebuilt.seeds)
+    held, named = with_proven(rebuilt.tup, rebuilt.names, proven)
+    return rebuilt._replace(tup=held, names=named)
