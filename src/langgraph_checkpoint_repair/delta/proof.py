@@ -86,7 +86,7 @@ def prove(chain: Sequence[Link]) -> Proof:
     for parent, link in zip([None, *chain[:-1]], chain, strict=True):
         if not walk.step(parent, link):
             return Proof(None)
-    value = walk.value_after(())
+    value = walk.value_after()
     return Proof(value, tuple(walk.found)) if value is not None else Proof(None)
 
 
@@ -98,9 +98,9 @@ class _Walk:
         self.since: list[Any] = []
         self.found: list[Divergence] = []
 
-    def value_after(self, writes: Sequence[Any]) -> list[BaseMessage] | None:
-        """The value `base` and every write since give, then `writes`."""
-        history: Any = {"writes": [*self.since, *writes]}
+    def value_after(self, dropped: int = 0) -> list[BaseMessage] | None:
+        """The value `base` and the writes since give, but for the last `dropped`."""
+        history: Any = {"writes": self.since[: len(self.since) - dropped]}
         if self.base is not None:
             history["seed"] = self.base
         return rebuild_messages(history)
@@ -128,10 +128,10 @@ class _Walk:
             self.found.clear()  # a repair stores the proven value, repaired
             return seed
         if link.written_by == "undo" and self.found:
-            return self.value_after(parent.writes if parent is not None else ())
+            return self.value_after()
         if parent is None or parent.children != 1:
             return self._noted(flattened, link, seed, seed)
-        expected = self.value_after(parent.writes)
+        expected = self.value_after()  # the parent's writes are the last ones since
         if expected is None:
             return None
         if same_messages(seed, expected):
@@ -158,7 +158,7 @@ class _Walk:
         the parent's writes do not remove: a branch of its own, not a loss."""
         if link.source not in FORKING_SOURCES:
             return False
-        before = self.value_after(())
+        before = self.value_after(len(parent.writes))  # the parent's own value
         if before is None:
             return False
         removed = removed_ids(parent.writes)
