@@ -114,7 +114,8 @@ async def test_a_flattened_seed_is_stored_as_a_snapshot_and_the_thread_resumes(
         await write_turns(store, thread_id)
         messages = await read(store, thread_id)
         await store_flattened(store, thread_id, messages)
-    assert await read(store, "flat") == [messages]  # the brick: one list, not messages
+    flattened: list[Any] = await read(store, "flat")
+    assert flattened == [messages]  # the brick: one list, not messages
     agent = delta_agent(model("Back."), ToolBox(), store.saver)
     with pytest.raises(NotImplementedError, match="Message as a sequence"):
         await store.invoke(agent, {"messages": [HumanMessage("Hi?")]}, config("flat-tried"))
