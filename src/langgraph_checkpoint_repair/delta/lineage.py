@@ -103,13 +103,13 @@ def to_prove(
     empty or flattened. An erased history and a flattened snapshot are how wrong values
     were committed; proving any other seed costs a whole thread's rows, which a scan of
     healthy threads does not read."""
-    if not features.has_delta_channels():
-        return []  # no delta channel anywhere: a list of lists is the application's own
     values = tup.checkpoint.get("channel_values") or {}
     delta = delta_channel_names(tup) | set(channels_to_rebuild(tup, None))
     wanted = list(channels) if channels is not None else sorted(delta)
     nearest = {**seeds, **values}
-    return [name for name in wanted if _suspect(nearest.get(name, NOT_STORED), name in delta)]
+    found = [name for name in wanted if _suspect(nearest.get(name, NOT_STORED), name in delta)]
+    # Without delta channels in LangGraph, a list of lists is the application's own.
+    return found if found and features.has_delta_channels() else []
 
 
 def _suspect(stored: Any, of_delta_channel: bool) -> bool:

@@ -142,7 +142,7 @@ def heads_from_rows(
         clean = verdicts.get(n)
         if clean is None:
             clean = blob_is_clean(type_, blob, serde, plain_ok, budget)
-        clean = clean and not is_empty_seed(type_, blob, serde)
+        clean = clean and not is_empty_seed(type_, blob)
         page.maybe_broken[key] = page.maybe_broken.get(key, False) or not clean
         page.found.setdefault(key, set()).update([channel] if channel is not None else [])
         counted[key] = list(counted_here or ())
@@ -154,18 +154,16 @@ def heads_from_rows(
     return page
 
 
-def is_empty_seed(type_: str | None, blob: bytes | None, serde: SerializerProtocol) -> bool:
-    """Whether a stored value is an empty list or snapshot: a seed that held nothing is
-    how an erased history was committed, so its rows prove it on load (`delta.proof`).
-    Other seeds are not proven by a scan: that costs a whole thread's rows."""
-    if type_ in (None, "empty", "null") or blob is None:
+def is_empty_seed(type_: str | None, blob: bytes | None) -> bool:
+    """Whether a stored value is an empty list or snapshot, read off its bytes: a seed
+    that held nothing is how an erased history was committed, so its rows prove it on
+    load (`delta.proof`). Other seeds are not proven by a scan: that costs a whole
+    thread's rows. A blob of another serializer (encrypted, say) is not decoded here."""
+    if blob is None:
         return False
     if type_ == "msgpack":
         return bytes(blob) in EMPTY_SEEDS
-    try:
-        return bool(snapshot_value(serde.loads_typed((type_, bytes(blob)))) == [])
-    except Exception:  # undecodable here: the full load decides
-        return True
+    return type_ == "json" and bytes(blob).strip() == b"[]"
 
 
 def blob_is_clean(
@@ -237,7 +235,7 @@ def judge_walks(
     verdicts = dict(zip(packed, judge(list(packed.values())), strict=True))
     for key, walk in gathered.walks.items():
         clean = verdicts[key] if key in verdicts else walk.is_clean(channel, serde, budget)
-        to_prove = walk.seed is not None and is_empty_seed(*walk.seed, serde)
+        to_prove = walk.seed is not None and is_empty_seed(*walk.seed)
         page.maybe_broken[key] = page.maybe_broken[key] or not clean or walk.cut or to_prove
         if walk.cut:
             page.lost.setdefault(key, []).append(("delta_seed_missing", channel))
