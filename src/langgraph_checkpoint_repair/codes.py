@@ -9,6 +9,12 @@ from typing import Literal, get_args
 DETAIL_KEY = "langgraph_repair"
 """Checkpoint metadata key holding what a repair or undo checkpoint of ours did."""
 
+DivergenceCode = Literal["delta_value_diverged", "delta_seed_flattened"]
+"""A delta channel's stored seed its rows prove wrong (`delta.proof`): one that differs
+from its parent's value and the writes saved on it, or one stored as a list holding one
+list of messages; the head is given the proven value (batch-only)."""
+DIVERGENCE_CODES: tuple[DivergenceCode, ...] = get_args(DivergenceCode)
+
 ActionKind = Literal[
     "placeholder",
     "call_dropped",
@@ -54,11 +60,8 @@ ActionKind = Literal[
     # (`--interrupt-ids`): a paused question's stored id rewritten in place to the one that
     # release computes (`interrupt_ids`); recorded under the channel "__interrupt__":
     "interrupt_rekeyed",
-    # Batch-only: a delta channel's stored seed its rows prove wrong (`delta.proof`), the
-    # head given the proven value: a seed that differs from its parent's value and the
-    # writes saved on it, or one stored as a list holding one list of messages:
-    "delta_value_diverged",
-    "delta_seed_flattened",
+    # Batch-only: a delta channel's stored seed its rows prove wrong (`DivergenceCode`):
+    DivergenceCode,
 ]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from ..codes import DRIFT_CODES
+from ..codes import DIVERGENCE_CODES, DRIFT_CODES
 from ..decisions.plan import Assessment
 from ..engine import RepairAction
 from ..redact import one_line
@@ -100,8 +100,6 @@ class ThreadReport:
 
 REWRITE_KINDS = frozenset({"nul_replaced", "nul_stripped", "resume_dropped", "interrupt_rekeyed"})
 """Action kinds of pending writes rewritten in place (`decisions.rewrites`)."""
-DELTA_KINDS = ("delta_value_diverged", "delta_seed_flattened")
-"""Action kinds of a delta channel's seed proven wrong (`delta.proof`), named by where."""
 
 
 def action_label(action: RepairAction) -> str:
@@ -111,7 +109,7 @@ def action_label(action: RepairAction) -> str:
     seed proven wrong by its checkpoint and counts."""
     if action.kind in REWRITE_KINDS:
         return f"{action.kind}:{action.detail}/{action.index}"
-    if action.kind in ("rewound", "node_renamed", "channel_dropped", *DELTA_KINDS):
+    if action.kind in ("rewound", "node_renamed", "channel_dropped", *DIVERGENCE_CODES):
         return f"{action.kind}:{action.detail}"
     return f"{action.kind}:{action.tool_call_id}"
 

@@ -135,8 +135,9 @@ class _SyncRun(_Run):
                 stored = self.store.load(head)
                 if stored is None:
                     return
-                loaded = read_rebuilt(self.store.saver, stored, self.options.channels)
-                tup, channels = loaded.tup, self.options.channels
+                channels = self.options.channels
+                loaded = read_rebuilt(self.store.saver, stored, channels)
+                tup = loaded.tup
                 proven = read_proofs(self.store.saver, stored, channels, loaded.seeds)
             except Exception as error:
                 values = None if store_lost(error) else self.store.stored_values(key)
@@ -251,8 +252,9 @@ class _AsyncRun(_Run):
                 stored = await self.store.load(head)
                 if stored is None:
                     return
-                loaded = await aread_rebuilt(self.store.saver, stored, self.options.channels)
-                tup, channels = loaded.tup, self.options.channels
+                channels = self.options.channels
+                loaded = await aread_rebuilt(self.store.saver, stored, channels)
+                tup = loaded.tup
                 proven = await aread_proofs(self.store.saver, stored, channels, loaded.seeds)
             except Exception as error:
                 values = None if store_lost(error) else await self.store.stored_values(key)

@@ -6,12 +6,13 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.messages import BaseMessage
-from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
+from langgraph.checkpoint.base import CheckpointTuple
 
 from ..delta import as_snapshot, is_snapshot, snapshot_value
+from ..delta.channels import with_values
 from ..engine import HistoryError, RepairAction, RepairPolicy, repair_messages
 from ..in_flight import work_is_scheduled
 from ..metrics import record_repairs
@@ -95,8 +96,7 @@ class LoadRepairer:
         if not repaired:
             return tup
         self._report(tup, actions)
-        checkpoint = {**tup.checkpoint, "channel_values": {**values, **repaired}}
-        return tup._replace(checkpoint=cast(Checkpoint, checkpoint))
+        return with_values(tup, repaired)
 
     def _message_channels(self, values: Mapping[str, Any]) -> list[str]:
         if self.channels is not None:
@@ -140,10 +140,8 @@ class LoadRepairer:
 def _as_plain_lists(tup: CheckpointTuple, names: Collection[str]) -> CheckpointTuple:
     if not names:
         return tup
-    values = dict(tup.checkpoint["channel_values"])
-    for name in names:
-        values[name] = snapshot_value(values[name])
-    return tup._replace(checkpoint=cast(Checkpoint, {**tup.checkpoint, "channel_values": values}))
+    values = tup.checkpoint["channel_values"]
+    return with_values(tup, {name: snapshot_value(values[name]) for name in names})
 
 
 def _holds_messages(value: Any) -> bool:

@@ -22,7 +22,7 @@ from ..delta import (
     delta_channel_names,
     snapshot_value,
 )
-from ..delta.proof import Proof
+from ..delta.proof import Proof, is_flattened
 from ..engine import RepairAction, RepairPolicy, repair_messages
 from ..engine.context import count_tokens
 from ..in_flight import has_legacy_sends, has_pending_results, work_is_scheduled
@@ -162,7 +162,7 @@ def divergence_actions(proof: Proof) -> tuple[RepairAction, ...]:
 
 def _count(stored: Any) -> str:
     value = snapshot_value(stored)
-    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
+    if is_flattened(value):
         return f"1 list of {len(value[0])} messages"
     return f"{len(value)} messages" if isinstance(value, list) else type(value).__name__
 

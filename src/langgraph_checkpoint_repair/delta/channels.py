@@ -278,9 +278,13 @@ def rebuilt_from(tup: CheckpointTuple, histories: Mapping[str, DeltaChannelHisto
     seeds = {name: history["seed"] for name, history in histories.items() if "seed" in history}
     if not rebuilt:
         return Rebuilt(tup, [], rest, seeds)
-    values = {**tup.checkpoint["channel_values"], **rebuilt}
-    checkpoint = cast(Checkpoint, {**tup.checkpoint, "channel_values": values})
-    return Rebuilt(tup._replace(checkpoint=checkpoint), list(rebuilt), rest, seeds)
+    return Rebuilt(with_values(tup, rebuilt), list(rebuilt), rest, seeds)
+
+
+def with_values(tup: CheckpointTuple, changed: Mapping[str, Any]) -> CheckpointTuple:
+    """The tuple with `changed` over its stored channel values (the stored one untouched)."""
+    values = {**tup.checkpoint["channel_values"], **changed}
+    return tup._replace(checkpoint=cast(Checkpoint, {**tup.checkpoint, "channel_values": values}))
 
 
 def parent_id_of(tup: CheckpointTuple) -> str | None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import Checkpoint, CheckpointTuple
+from langgraph.checkpoint.base import CheckpointTuple
 
 from ..codes import DETAIL_KEY
 from ..compatibility import features
@@ -23,6 +23,7 @@ from .channels import (
     delta_channel_names,
     parent_id_of,
     snapshot_value,
+    with_values,
 )
 from .proof import NOT_STORED, Link, Proof, is_flattened, prove
 
@@ -126,6 +127,4 @@ def with_proven(
     proven = {name: as_snapshot(proof.value) for name, proof in found.items()}
     if not proven:
         return tup, names
-    values = {**tup.checkpoint["channel_values"], **proven}
-    checkpoint = cast(Checkpoint, {**tup.checkpoint, "channel_values": values})
-    return tup._replace(checkpoint=checkpoint), [*names, *(n for n in proven if n not in names)]
+    return with_values(tup, proven), [*names, *(n for n in proven if n not in names)]

@@ -28,18 +28,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from .channels import _parts, rebuild_messages, snapshot_value
+from ..codes import DivergenceCode
+from .channels import _is_remove_all, _parts, rebuild_messages, snapshot_value
 
 NOT_STORED: Any = object()
 """A checkpoint that stores no value for the channel: LangGraph replays through it."""
 FORKING_SOURCES = frozenset({"update", "fork"})
 """Metadata sources of checkpoints that may snapshot writes their parent does not hold."""
-
-DivergenceCode = Literal["delta_value_diverged", "delta_seed_flattened"]
 
 
 @dataclass(frozen=True)
@@ -199,14 +198,10 @@ def removed_ids(writes: Sequence[Any]) -> set[str] | None:
             if not isinstance(item, BaseMessage):
                 return None  # an Overwrite or a shape of its own: anything may go
             if item.type == "remove":
-                if _clears(item):
+                if _is_remove_all(item, _parts().remove_all):
                     return None
                 removed.add(str(item.id))
     return removed
-
-
-def _clears(item: BaseMessage) -> bool:
-    return item.id == _parts().remove_all
 
 
 def same_messages(stored: Sequence[BaseMessage], proven: Sequence[BaseMessage]) -> bool:
