@@ -275,6 +275,12 @@ KINDS: dict[str, tuple[str, str]] = {
         "which every resume raises; the head gets that list as a snapshot",
         "by the batch job (`scan`, `show`, `repair`, undoable), on every store it writes",
     ),
+    "materialized": (
+        "a delta channel's whole value, as the delta graph reads it, written into a new head "
+        "as a plain value, so that a reader keeping the key as a plain channel reads every "
+        "message (see [before a downgrade](../how-to/deep-agents.md#before-a-downgrade))",
+        "by `materialize` (undoable), on PostgreSQL, SQLite and any saver",
+    ),
 }
 
 
@@ -410,6 +416,12 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "look reports it, with its tokens and the budget, until it fits (see [threads too "
         "long for the model](../how-to/context-overflow.md))",
         "a selected message channel, with a token budget",
+    ),
+    "not_materialized": (
+        "a delta head `materialize` leaves as it was, with why: a delta channel that does "
+        "not hold messages and no `--graph` to lend its reducer, or a seed its rows prove "
+        "wrong (`repair` it first)",
+        "a delta channel, by `materialize`",
     ),
 }
 

@@ -62,6 +62,9 @@ ActionKind = Literal[
     "interrupt_rekeyed",
     # Batch-only: a delta channel's stored seed its rows prove wrong (`DivergenceCode`):
     DivergenceCode,
+    # Batch-only (`materialize`): a delta channel's whole value written into a new head as a
+    # plain value, for a reader that keeps the key as a plain channel:
+    "materialized",
 ]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
 
@@ -80,6 +83,7 @@ FindingCode = Literal[
     "interrupt_id_shared",
     "interrupt_id_mismatch",
     "over_budget",
+    "not_materialized",
 ]
 FINDING_CODES: tuple[FindingCode, ...] = get_args(FindingCode)
 """`foreign_format`: a write on the thread would change its rows' format (`decisions.formats`).
@@ -95,7 +99,9 @@ empty, without an error (`retention.keep`).
 its task's; `interrupt_id_mismatch`: one whose id the release named with `--interrupt-ids`
 does not compute (`interrupt_ids`).
 `over_budget`: a history over the policy's token budget that no trim can make fit (the
-task alone is larger, say): nothing is removed for it, and every look reports it."""
+task alone is larger, say): nothing is removed for it, and every look reports it.
+`not_materialized`: a delta head `materialize` leaves as it was, and why (a channel whose
+reducer it does not know, a seed its rows prove wrong)."""
 DRIFT_CODES: tuple[FindingCode, ...] = ("node_missing", "channel_missing")
 """The findings of a head the graph would strand."""
 GATE_CODES: tuple[FindingCode, ...] = (*DRIFT_CODES, "drift_unchecked")

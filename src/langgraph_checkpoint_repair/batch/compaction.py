@@ -94,19 +94,24 @@ def snapshots(
     stored = rebuilt.tup.checkpoint["channel_values"]
     values: dict[str, Any] = {}
     for name in sorted(found.channels):
-        value = stored[name] if name in rebuilt.names else _replayed(rebuilt, name, found, graph)
+        if name in rebuilt.names:
+            value = stored[name]
+        else:
+            value = replayed_by_graph(rebuilt, name, found.checkpoint_ns, graph)
         if isinstance(value, str):
             return value
         values[name] = value
     return values
 
 
-def _replayed(rebuilt: Rebuilt, name: str, found: Compaction, graph: GraphShape | None) -> Any:
+def replayed_by_graph(
+    rebuilt: Rebuilt, name: str, checkpoint_ns: str, graph: GraphShape | None
+) -> Any:
     """The snapshot of a delta channel that does not hold messages, replayed by the
     graph's channel of that name in the head's namespace; a str says why not."""
     if graph is None:
         return f"delta channel {name!r} does not hold messages: --graph lends the reducer"
-    where = graph_at(graph, found.checkpoint_ns)
+    where = graph_at(graph, checkpoint_ns)
     spec = where.delta_channels.get(name) if isinstance(where, GraphShape) else None
     history = rebuilt.rest.get(name)
     if spec is None:

@@ -88,8 +88,10 @@ class Judge:
     @property
     def look_suffices(self) -> bool:
         """Whether a head the store's first look cleared needs no load: the look knows
-        pairing, and a budget's tokens, only."""
+        pairing, and a budget's tokens, only; `materialize` writes on healthy heads too."""
         o = self.options
+        if o.materialize:
+            return False
         return not o.policy.reads_content or o.selection.token_budget is not None
 
     def stale_by_look(self, head: Head) -> Assessment | None:

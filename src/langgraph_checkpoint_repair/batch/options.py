@@ -74,6 +74,10 @@ class RunOptions:
     question whose stored id it does not compute is found (`interrupt_id_mismatch`) and
     re-keyed in place (action `interrupt_rekeyed`). None: ids are only checked for
     questions they do not tell apart (`interrupt_id_shared`)."""
+    materialize: bool = False
+    """Instead of repairing, write each delta head's delta channels into a new head as
+    plain values (action `materialized`), the step before a downgrade
+    (`batch.materializing`); every head is loaded, none is repaired."""
     run_id: str = field(default_factory=new_run_id)
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
@@ -82,6 +86,8 @@ class RunOptions:
             raise TypeError(f"dry_run must be a bool, not {self.dry_run!r}")
         if not isinstance(self.waiting, bool):
             raise TypeError(f"waiting must be a bool, not {self.waiting!r}")
+        if not isinstance(self.materialize, bool):
+            raise TypeError(f"materialize must be a bool, not {self.materialize!r}")
         if not isinstance(self.rewind_unreadable, bool):
             raise TypeError(f"rewind_unreadable must be a bool, not {self.rewind_unreadable!r}")
         if not isinstance(self.policy, RepairPolicy):
@@ -155,6 +161,7 @@ class RunOptions:
             **({"graph": True} if self.graph is not None else {}),
             **({"renamed_nodes": dict(self.renamed_nodes)} if self.renamed_nodes else {}),
             **({"interrupt_ids": self.interrupt_ids} if self.interrupt_ids else {}),
+            **({"materialize": True} if self.materialize else {}),
         }
 
     def moved_texts(self) -> dict[str, str]:

@@ -34,6 +34,8 @@ from ..decisions.rewrites import (
     stale_answer_drop,
 )
 from ..decoding.integrity import StoredValue
+from ..delta.channels import Rebuilt
+from ..delta.proof import Proof
 from ..drift.retarget import GRAPH_CHANNEL
 from ..drift.writing import DriftFix, drift_fix, node_triggers, not_moved, retarget_on_top
 from ..engine.actions import RepairAction
@@ -41,6 +43,7 @@ from ..stale_answers import RESUME_CHANNEL
 from ..stores import Head
 from .ancestors import Loaded
 from .ledger import Ledger
+from .materializing import materialize_assessment
 from .options import Decision, RunOptions, outcome_before_writing
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
@@ -135,6 +138,13 @@ class Planner:
         kept = {k: v for k, v in assessment.stored_as_is.items() if k not in assessment.repaired}
         new.checkpoint["channel_values"].update(kept)  # as stored, not as read
         return new
+
+    def materialized(
+        self, stored: CheckpointTuple, loaded: Rebuilt, proven: Mapping[str, Proof]
+    ) -> Assessment:
+        """What `materialize` writes on the head (`batch.materializing`)."""
+        o = self.options
+        return materialize_assessment(stored, loaded, proven, o.graph_shape, o.idle, o.started)
 
     def drift_fix(self, assessment: Assessment) -> DriftFix | None:
         """The renames and drops that answer the head's drift findings; None when it has

@@ -106,10 +106,16 @@ def action_label(action: RepairAction) -> str:
     """`kind:tool_call_id`; a rewritten write is named by its task and index instead, a
     rewind by the ancestor it went back to (`rewound:to ID, passing over N`), a
     re-target by its nodes (`node_renamed:OLD -> NEW`), a dropped key by its name, a
-    seed proven wrong by its checkpoint and counts."""
+    seed proven wrong by its checkpoint and counts, a value materialized by its size."""
     if action.kind in REWRITE_KINDS:
         return f"{action.kind}:{action.detail}/{action.index}"
-    if action.kind in ("rewound", "node_renamed", "channel_dropped", *DIVERGENCE_CODES):
+    if action.kind in (
+        "rewound",
+        "node_renamed",
+        "channel_dropped",
+        "materialized",
+        *DIVERGENCE_CODES,
+    ):
         return f"{action.kind}:{action.detail}"
     return f"{action.kind}:{action.tool_call_id}"
 

@@ -7,27 +7,41 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ..decisions.plan import Assessment, NewCheckpoint
 from ..decisions.races import head_moved
 from ..decisions.rewrites import RewritePlan
 from ..decoding.strict import refusals
+from ..delta.channels import Rebuilt
+from ..delta.proof import Proof
 from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
 from ..stores.history import aread_proofs, aread_rebuilt, read_proofs, read_rebuilt
 from .ancestors import awalk_to_readable, walk_to_readable
 from .judging import Judge
 from .ledger import Callbacks, Ledger
+from .materializing import names_to_read
 from .options import ProgressFn, RunOptions, ThreadFn, WaitingFn
 from .planning import Planner
 from .report import RunReport
 from .stale import astale_found, stale_found
 
 logger = logging.getLogger("langgraph_checkpoint_repair.batch")
+
+
+class Read(NamedTuple):
+    """A head as a run reads it: as stored, with its delta channels rebuilt
+    (`loaded`), those whose seeds its rows prove wrong, and the types its read refused."""
+
+    stored: CheckpointTuple
+    loaded: Rebuilt
+    proven: dict[str, Proof]
+    refused: set[str]
 
 
 def repair_threads(
@@ -95,6 +109,23 @@ class _Run:
         self.judge = Judge(store, options, self.ledger)
         self.plan = Planner(store, options, self.ledger)
 
+    def channels_of(self, stored: CheckpointTuple) -> Collection[str]:
+        """The channels read at a head: the run's, and for `materialize` every delta
+        channel the head shows."""
+        o = self.options
+        return names_to_read(stored, o.channels) if o.materialize else o.channels
+
+    def materialized(self, head: Head, read: Read) -> Assessment | None:
+        """What `materialize` writes on a head read; None when it is left alone for a
+        refused type or a lost history (recorded, with why)."""
+        values = read.loaded.tup.checkpoint["channel_values"]
+        self.ledger.report.saw(name for name in self.options.channels if name in values)
+        if read.refused:
+            self.judge.skip_refused(read.stored, read.refused, ())
+            return None
+        assessment = self.plan.materialized(read.stored, read.loaded, read.proven)
+        return None if self.judge.leaves_lost_history(head, assessment) else assessment
+
 
 class _SyncRun(_Run):
     store: ThreadStore
@@ -125,29 +156,17 @@ class _SyncRun(_Run):
             self.ledger.failed(head, error)
 
     def look_at(self, head: Head) -> None:
+        if self.options.materialize:
+            self.materialize(head)
+            return
         if (seen := self.judge.stale_by_look(head)) is not None:
             if (plan := self.plan.seen_stale(seen, head)) is not None:
                 self.rewrite(head.stale_since, seen, plan)
             return
-        key, found = head.key, None
-        with refusals() as refused:
-            try:
-                stored = self.store.load(head)
-                if stored is None:
-                    return
-                channels = self.options.channels
-                loaded = read_rebuilt(self.store.saver, stored, channels)
-                tup = loaded.tup
-                proven = read_proofs(self.store.saver, stored, channels, loaded.seeds)
-            except Exception as error:
-                values = None if store_lost(error) else self.store.stored_values(key)
-                found = None if store_lost(error) else self.judge.unreadable(key, values, error)
-                if found is None:
-                    raise
-        if found is not None:
-            self.rewind_or_leave(found)
+        if (read := self.read(head)) is None:
             return
-        assert stored is not None  # loaded in the try above
+        stored, loaded, proven, refused = read
+        key, tup = head.key, loaded.tup
         if self.judge.of_other_graph(stored):
             return
         self.judge.note_loaded(stored)
@@ -174,6 +193,42 @@ class _SyncRun(_Run):
             assessment = self.plan.format_checked(stored, assessment, types)
         new = self.plan.write(stored, assessment)
         if new is not None:
+            self.write(assessment, new)
+
+    def read(self, head: Head) -> Read | None:
+        """The head loaded with its delta channels rebuilt and proven; None when it is
+        gone, or does not decode (then rewound or left alone, as the run says)."""
+        found = None
+        with refusals() as refused:
+            try:
+                stored = self.store.load(head)
+                if stored is None:
+                    return None
+                channels = self.channels_of(stored)
+                loaded = read_rebuilt(self.store.saver, stored, channels)
+                proven = read_proofs(self.store.saver, stored, channels, loaded.seeds)
+            except Exception as error:
+                if store_lost(error):
+                    raise
+                values = self.store.stored_values(head.key)
+                if (found := self.judge.unreadable(head.key, values, error)) is None:
+                    raise
+        if found is not None:
+            self.rewind_or_leave(found)
+            return None
+        assert stored is not None  # loaded in the try above
+        return Read(stored, loaded, proven, refused)
+
+    def materialize(self, head: Head) -> None:
+        """`materialize`'s look at a head: its delta channels' values written into a new
+        head as plain values (`batch.materializing`), or why not."""
+        if (read := self.read(head)) is None:
+            return
+        assessment = self.materialized(head, read)
+        if assessment is not None and assessment.status == "repair":
+            types = self.store.row_types(assessment.thread_id, assessment.checkpoint_ns)
+            assessment = self.plan.format_checked(read.stored, assessment, types)
+        if assessment is not None and (new := self.plan.write(read.stored, assessment)):
             self.write(assessment, new)
 
     def rewrite(self, written: Any, assessment: Assessment, plan: RewritePlan) -> None:
@@ -242,29 +297,17 @@ class _AsyncRun(_Run):
                 self.ledger.failed(head, error)
 
     async def look_at(self, head: Head) -> None:
+        if self.options.materialize:
+            await self.materialize(head)
+            return
         if (seen := self.judge.stale_by_look(head)) is not None:
             if (plan := self.plan.seen_stale(seen, head)) is not None:
                 await self.rewrite(head.stale_since, seen, plan)
             return
-        key, found = head.key, None
-        with refusals() as refused:
-            try:
-                stored = await self.store.load(head)
-                if stored is None:
-                    return
-                channels = self.options.channels
-                loaded = await aread_rebuilt(self.store.saver, stored, channels)
-                tup = loaded.tup
-                proven = await aread_proofs(self.store.saver, stored, channels, loaded.seeds)
-            except Exception as error:
-                values = None if store_lost(error) else await self.store.stored_values(key)
-                found = None if store_lost(error) else self.judge.unreadable(key, values, error)
-                if found is None:
-                    raise
-        if found is not None:
-            await self.rewind_or_leave(found)
+        if (read := await self.read(head)) is None:
             return
-        assert stored is not None  # loaded in the try above
+        stored, loaded, proven, refused = read
+        key, tup = head.key, loaded.tup
         if self.judge.of_other_graph(stored):
             return
         self.judge.note_loaded(stored)
@@ -292,6 +335,41 @@ class _AsyncRun(_Run):
             assessment = self.plan.format_checked(stored, assessment, types)
         new = self.plan.write(stored, assessment)
         if new is not None:
+            await self.write(assessment, new)
+
+    async def read(self, head: Head) -> Read | None:
+        """The twin of `_SyncRun.read`."""
+        found = None
+        with refusals() as refused:
+            try:
+                stored = await self.store.load(head)
+                if stored is None:
+                    return None
+                channels = self.channels_of(stored)
+                loaded = await aread_rebuilt(self.store.saver, stored, channels)
+                proven = await aread_proofs(self.store.saver, stored, channels, loaded.seeds)
+            except Exception as error:
+                if store_lost(error):
+                    raise
+                values = await self.store.stored_values(head.key)
+                if (found := self.judge.unreadable(head.key, values, error)) is None:
+                    raise
+        if found is not None:
+            await self.rewind_or_leave(found)
+            return None
+        assert stored is not None  # loaded in the try above
+        return Read(stored, loaded, proven, refused)
+
+    async def materialize(self, head: Head) -> None:
+        """The twin of `_SyncRun.materialize`."""
+        if (read := await self.read(head)) is None:
+            return
+        assessment = self.materialized(head, read)
+        if assessment is not None and assessment.status == "repair":
+            ns = assessment.checkpoint_ns
+            types = await self.store.row_types(assessment.thread_id, ns)
+            assessment = self.plan.format_checked(read.stored, assessment, types)
+        if assessment is not None and (new := self.plan.write(read.stored, assessment)):
             await self.write(assessment, new)
 
     async def rewrite(self, written: Any, assessment: Assessment, plan: RewritePlan) -> None:

@@ -118,7 +118,7 @@ def add_common(command: argparse.ArgumentParser, json_help: str = JSON_LINE) -> 
 
 
 def scan_arguments(command: argparse.ArgumentParser) -> None:
-    _selection(command)
+    selection(command)
     _add_policy(command)
     command.add_argument(
         "--list", action="store_true",
@@ -145,7 +145,7 @@ def repair_arguments(command: argparse.ArgumentParser) -> None:
         "that does (action rewound; undo restores it); it forgets what the newer "
         "checkpoints held. PostgreSQL and SQLite only: elsewhere the head is reported",
     )  # fmt: skip
-    _selection(command)
+    selection(command)
     _add_policy(command)
     _repairs(command)
 
@@ -157,7 +157,7 @@ def undo_arguments(command: argparse.ArgumentParser) -> None:
         help="the graph the repair was given (as repair --graph takes it): imported first, "
         "so that the types its state declares load as in the application",
     )  # fmt: skip
-    _add_rate(command, "restore")
+    add_rate(command, "restore")
 
 
 def show_arguments(command: argparse.ArgumentParser) -> None:
@@ -258,7 +258,7 @@ def _shard_option(command: argparse.ArgumentParser, how: str) -> None:
     )  # fmt: skip
 
 
-def _selection(command: argparse.ArgumentParser) -> None:
+def selection(command: argparse.ArgumentParser) -> None:
     """Which heads a scan or repair looks at, and how many at once."""
     _threads_and_idle(command, "skip threads written more recently than this")
     _shard_option(
@@ -295,7 +295,7 @@ def _repairs(command: argparse.ArgumentParser) -> None:
         "whose stored id it does not compute is found (interrupt_id_mismatch; scan then "
         "exits 1) and re-keyed by repair (action interrupt_rekeyed)",
     )  # fmt: skip
-    _add_rate(command, "repair")
+    add_rate(command, "repair")
 
 
 def _add_graph(command: argparse.ArgumentParser) -> None:
@@ -319,7 +319,7 @@ def _add_graph(command: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def _add_rate(command: argparse.ArgumentParser, writes: str) -> None:
+def add_rate(command: argparse.ArgumentParser, writes: str) -> None:
     command.add_argument(
         "--max-writes-per-second", type=rate, metavar="RATE",
         help=f"at most RATE {writes} writes per second (positive, e.g. 5 or 0.5; "
@@ -356,6 +356,7 @@ def run_options(args: argparse.Namespace, looks: bool) -> RunOptions:
         rewind_unreadable=getattr(args, "rewind_unreadable", False),
         waiting=looks and (args.json or args.waiting),
         interrupt_ids=args.interrupt_ids,
+        materialize=args.command == "materialize",
         **graph_options(args),
     )
 

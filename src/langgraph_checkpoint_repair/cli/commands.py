@@ -21,6 +21,7 @@ from ..targets.parse import TARGET_ENV
 from . import arguments as a
 from . import retention, rollback
 from .arguments import EXIT_CODES, JSON_LINE, Parser, UsageError
+from .materialize import materialize_arguments
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -54,6 +55,8 @@ class Entry:
     streams: bool = False
     """With `--list` or `--json` it writes each head as the run finds it (`scan`)."""
     json_help: str = JSON_LINE
+    writes: str = "repair"
+    """What a run of it writes, as its summary says (`cli.output.WRITES`)."""
 
     @property
     def title(self) -> str:
@@ -90,6 +93,18 @@ COMMANDS: dict[str, Entry] = {
         lambda job, report: job.finished(report),
         runs=True,
         gentle=True,
+    ),
+    "materialize": Entry(
+        "write each delta thread's whole value into a new head as plain values, for a "
+        "reader without delta channels (the step before a downgrade; undo takes it back)",
+        "langgraph-repair materialize postgresql://app@db/agents --min-idle 1h --dry-run",
+        materialize_arguments,
+        lambda job, saver: job.repair(saver),
+        lambda job, saver: job.arepair(saver),
+        lambda job, report: job.finished(report),
+        runs=True,
+        gentle=True,
+        writes="materialize",
     ),
     "undo": Entry(
         "restore the threads a run repaired (append-only), or the rows a prune or a rollback "

@@ -347,10 +347,10 @@ class Job:
             print_json(report.to_json(), self.out)
         elif self.waiting_only:
             print_waiting(report, self.out, TABLE_ROWS)
-            print_summary(report, self.out, self.entry.title)
+            print_summary(report, self.out, self.entry.title, self.entry.writes)
         else:
             print_threads(report, self.out)
-            print_summary(report, self.out, self.entry.title)
+            print_summary(report, self.out, self.entry.title, self.entry.writes)
 
     def end_stream(self) -> None:
         """A listing under way when the run failed ends as the docs promise: the lines so

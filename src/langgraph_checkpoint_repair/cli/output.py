@@ -59,14 +59,22 @@ def _no_rewind(rewind: dict[str, Any] | None) -> list[str]:
     return [f"not rewound: {rewind['reason']} (passed over {rewind['passed_over']})"]
 
 
-def print_summary(report: RunReport, out: TextIO, title: str) -> None:
-    verb = "would repair" if report.dry_run else "repaired"
+WRITES = {
+    "repair": ("threads needing repair", "repaired"),
+    "materialize": ("threads to materialize", "materialized"),
+}
+"""What a run's summary calls the heads due a write, and those written, by what it writes."""
+
+
+def print_summary(report: RunReport, out: TextIO, title: str, writes: str = "repair") -> None:
+    due, done = WRITES[writes]
+    verb = f"would {writes}" if report.dry_run else done
     written = "checkpoints to write" if report.dry_run else "checkpoints written"
     rows = [(title, report.run_id), *_gate_rows(report)]
     rows += [
         ("threads scanned", f"{report.threads_scanned:,}"),
         *_listing_rows(report.listed_by_saver),
-        ("threads needing repair", f"{report.threads_needing_repair:,}"),
+        (due, f"{report.threads_needing_repair:,}"),
         (f"threads {verb}", f"{report.threads_repaired:,}"),
         (written, f"{report.checkpoints_written:,}"),
     ]

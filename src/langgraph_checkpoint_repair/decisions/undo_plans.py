@@ -6,7 +6,7 @@ reads and writes (`batch.undo`) and keeps the report (`batch.restoring`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -166,12 +166,24 @@ def _restore(
         if moved is not None:
             return moved
     detail: dict[str, Any] = head.metadata.get(DETAIL_KEY) or {}  # type: ignore[assignment]
-    channels: Iterable[str] = detail.get("actions", {}).keys()
+    actions: Mapping[str, Any] = detail.get("actions", {})
     shown = source.checkpoint["channel_values"]
-    values = {name: snapshot_value(shown[name]) for name in channels if name in shown}
+    values = {name: snapshot_value(shown[name]) for name in actions if name in shown}
     written = head.checkpoint["channel_values"]
     snapshots = [name for name in values if is_snapshot(written.get(name))]
+    for name in _materialized(actions):  # back to a snapshot: no plain value is left
+        values.setdefault(name, written[name])
+        snapshots.append(name)
     return checkpoint_on_top(head, values, saver.get_next_version, undo, undoing.run_id, snapshots)
+
+
+def _materialized(actions: Mapping[str, Any]) -> list[str]:
+    """The channels a `materialize` wrote as plain values (action `materialized`)."""
+    return [
+        name
+        for name, done in actions.items()
+        if any(isinstance(a, Mapping) and a.get("kind") == "materialized" for a in done)
+    ]
 
 
 def _why_not_restore(
