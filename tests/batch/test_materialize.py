@@ -20,7 +20,7 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from tests.batch.test_delta_diverged import TURNS, erased_thread, ids, read, write_turns
 from tests.support.agents import ToolBox, react_agent
 from tests.support.batch_runs import all_checkpoints, run_repair, run_undo
-from tests.support.delta_agents import delta_agent, delta_chat, messages_of
+from tests.support.delta_agents import delta_agent
 from tests.support.fakes import model
 from tests.support.histories import ai, human
 from tests.support.seeding import config
@@ -116,3 +116,36 @@ async def test_a_thread_without_delta_channels_is_not_touched(store: Store) -> N
     report = await materialize(store)
     assert (report.checkpoints_written, report.threads) == (0, [])
     assert await all_checkpoints(store) == listed
+
+
+async def test_a_deep_agents_files_need_its_graph_and_both_channels_go_plain(
+    store: Store,
+) -> None:
+    pytest.importorskip("deepagents", reason="deepagents needs Python 3.11 and langgraph 1.2")
+    from tests.support.delta_agents import deep_agent, stock_deep_agent
+    from tests.support.fakes import calls
+
+    for n in range(2):
+        write = calls(("write_file", f"w{n}"), file_path=f"/f{n}.txt", content=f"file {n}")
+        agent = deep_agent(model(write, "Done."), ToolBox(), store.saver)
+        await store.invoke(agent, {"messages": [HumanMessage(f"Write {n}.")]}, config("deep"))
+    before = (await store.get_state(agent, config("deep"))).values
+    listed = await all_checkpoints(store)
+
+    refused = await materialize(store)
+    assert refused.findings == {"not_materialized": 1}
+    assert await all_checkpoints(store) == listed  # half a downgrade is none
+
+    report = await materialize(store, graph=stock_deep_agent())
+    (found,) = report.threads
+    assert sorted(found.actions) == ["files", "messages"]
+    head = await store.get_tuple(store.saver, config("deep"))
+    assert head is not None
+    stored = head.checkpoint["channel_values"]
+    assert type(stored["messages"]) is list and sorted(stored["files"]) == ["/f0.txt", "/f1.txt"]
+    after = (await store.get_state(agent, config("deep"))).values
+    assert (ids(after["messages"]), after["files"]) == (ids(before["messages"]), before["files"])
+    going_on = deep_agent(model("Still here."), ToolBox(), store.saver)
+    result = await store.invoke(going_on, {"messages": [HumanMessage("Hi?")]}, config("deep"))
+    assert result["messages"][-1].content == "Still here."
+    assert result["files"] == before["files"]
