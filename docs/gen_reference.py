@@ -281,6 +281,13 @@ KINDS: dict[str, tuple[str, str]] = {
         "message (see [before a downgrade](../how-to/deep-agents.md#before-a-downgrade))",
         "by `materialize` (undoable), on PostgreSQL, SQLite and any saver",
     ),
+    "message_id_stamped": (
+        "a delta channel's stored write whose messages had no id, rewritten in place with "
+        "each such message given an id derived from its row (the same on every read and "
+        "after every repair), its original bytes kept for undo (see [messages without an "
+        "id](../how-to/deep-agents.md#messages-without-an-id))",
+        "by `repair` on PostgreSQL and SQLite (undoable)",
+    ),
 }
 
 
@@ -422,6 +429,13 @@ FINDINGS: dict[str, tuple[str, str]] = {
         "not hold messages and no `--graph` to lend its reducer, or a seed its rows prove "
         "wrong (`repair` it first)",
         "a delta channel, by `materialize`",
+    ),
+    "message_id_missing": (
+        "a delta channel's history holds messages without an id (its writes stored a "
+        "string, a (role, content) pair or a message with `id=None`): no `RemoveMessage` "
+        "can name them, and a reducer that gives ids makes new ones on every read. "
+        "`repair` stamps ids into the stored writes in place",
+        "a selected delta message channel",
     ),
 }
 

@@ -65,6 +65,9 @@ ActionKind = Literal[
     # Batch-only (`materialize`): a delta channel's whole value written into a new head as a
     # plain value, for a reader that keeps the key as a plain channel:
     "materialized",
+    # Batch-only, on PostgreSQL and SQLite: a delta channel's stored writes whose messages
+    # have no id, rewritten in place with ids derived from their rows (`message_id_missing`):
+    "message_id_stamped",
 ]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
 
@@ -84,6 +87,7 @@ FindingCode = Literal[
     "interrupt_id_mismatch",
     "over_budget",
     "not_materialized",
+    "message_id_missing",
 ]
 FINDING_CODES: tuple[FindingCode, ...] = get_args(FindingCode)
 """`foreign_format`: a write on the thread would change its rows' format (`decisions.formats`).
@@ -101,7 +105,10 @@ does not compute (`interrupt_ids`).
 `over_budget`: a history over the policy's token budget that no trim can make fit (the
 task alone is larger, say): nothing is removed for it, and every look reports it.
 `not_materialized`: a delta head `materialize` leaves as it was, and why (a channel whose
-reducer it does not know, a seed its rows prove wrong)."""
+reducer it does not know, a seed its rows prove wrong).
+`message_id_missing`: a delta channel's history holds messages without an id (stored
+as a string, a (role, content) pair, or a message with `id=None`), which no
+`RemoveMessage` can name and a reducer may give a new random id on every read."""
 DRIFT_CODES: tuple[FindingCode, ...] = ("node_missing", "channel_missing")
 """The findings of a head the graph would strand."""
 GATE_CODES: tuple[FindingCode, ...] = (*DRIFT_CODES, "drift_unchecked")

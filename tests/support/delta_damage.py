@@ -15,17 +15,20 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from tests.support.seeding import config
 from tests.support.stores import Store
 
+DELTA = object()
+"""Store nothing for the channel, as a delta channel's step does."""
+
 
 async def commit_on_head(
     store: Store,
     thread_id: str,
     stored: Any,
-    writes: list[BaseMessage] | None = None,
+    writes: list[Any] | None = None,
     source: str = "update",
 ) -> CheckpointTuple:
-    """Append a checkpoint over the head storing `stored` for `messages`, the update's
-    `writes` saved on the head as LangGraph saves an update's writes; returns the head
-    it was written over."""
+    """Append a checkpoint over the head storing `stored` for `messages` (nothing, for
+    `DELTA`), the update's `writes` saved on the head as LangGraph saves an update's
+    writes; returns the head it was written over."""
     saver = store.saver
     head = await store.get_tuple(saver, config(thread_id))
     assert head is not None
@@ -39,9 +42,17 @@ async def commit_on_head(
     checkpoint["id"] = str(uuid6(clock_seq=-2))
     version = saver.get_next_version(checkpoint["channel_versions"].get("messages"), None)
     checkpoint["channel_versions"]["messages"] = version
-    checkpoint["channel_values"] = {**checkpoint["channel_values"], "messages": stored}
+    values = {k: v for k, v in checkpoint["channel_values"].items() if k != "messages"}
+    checkpoint["channel_values"] = values if stored is DELTA else {**values, "messages": stored}
     metadata: Any = {"source": source, "step": int(head.metadata.get("step", 0)) + 1}
     metadata["parents"] = {}
+    if stored is DELTA:  # counted as LangGraph counts a delta step since the last snapshot
+        counters = dict(head.metadata.get("counters_since_delta_snapshot") or {})
+        updates, steps = counters.get("messages", (0, 0))
+        metadata["counters_since_delta_snapshot"] = {
+            **counters,
+            "messages": [updates + 1, steps + 1],
+        }
     if store.is_async:
         await saver.aput(head.config, checkpoint, metadata, {"messages": version})
     else:
@@ -57,3 +68,9 @@ async def erase_history(store: Store, thread_id: str, written: list[BaseMessage]
 async def store_flattened(store: Store, thread_id: str, messages: list[BaseMessage]) -> None:
     """A snapshot of `messages` stored as a plain list holding that list."""
     await commit_on_head(store, thread_id, [list(messages)], source="loop")
+
+
+async def write_without_ids(store: Store, thread_id: str, written: list[Any]) -> None:
+    """A step whose saved write holds `written` as given (messages with `id=None`, say),
+    as an older reducer stored its input, under a checkpoint storing nothing for it."""
+    await commit_on_head(store, thread_id, DELTA, written, source="loop")

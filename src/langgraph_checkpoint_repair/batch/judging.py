@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -172,7 +172,12 @@ class Judge:
             head = waiting_head(stored)
             self.ledger.note_waiting(head and marked_shared(head, stored))
 
-    def assess(self, tup: CheckpointTuple, proven: Mapping[str, Proof] | None = None) -> Assessment:
+    def assess(
+        self,
+        tup: CheckpointTuple,
+        proven: Mapping[str, Proof] | None = None,
+        given_ids: Collection[str] = (),
+    ) -> Assessment:
         o = self.options
         values = tup.checkpoint["channel_values"]
         self.report.saw(c for c in o.channels if c in values)
@@ -183,7 +188,13 @@ class Judge:
                         history_limits(values[channel], o.policy.provider)
                     )
         return assess(
-            tup, channels=o.channels, policy=o.policy, min_idle=o.idle, now=o.started, proven=proven
+            tup,
+            channels=o.channels,
+            policy=o.policy,
+            min_idle=o.idle,
+            now=o.started,
+            proven=proven,
+            given_ids=given_ids,
         )
 
     def skip_refused(
@@ -228,10 +239,12 @@ class Judge:
         refused: set[str],
         values: Sequence[StoredValue] | None,
         proven: Mapping[str, Proof] | None = None,
+        given_ids: Collection[str] = (),
     ) -> Assessment | None:
         """The assessment of a loaded head with its findings; None when it is left
         alone for a refused or lost type (recorded here). `proven`: its delta channels
-        whose stored seeds the rows prove wrong."""
+        whose stored seeds the rows prove wrong; `given_ids`: those whose seeds hold
+        messages without an id."""
         serde = self.store.saver.serde
         findings = findings_of(values, refused, serde, self.store.nul_matters)
         moved = self.moved_types_repair(tup, findings, values)
@@ -240,7 +253,7 @@ class Judge:
         if refused or any(finding.code == "lost_type" for finding in findings):
             self.skip_refused(tup, refused, findings)
             return None
-        assessed = self.assess(tup, proven)
+        assessed = self.assess(tup, proven, given_ids)
         return replace(assessed, findings=(*findings, *assessed.findings))
 
     def moved_types_repair(

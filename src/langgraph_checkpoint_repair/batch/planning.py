@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple
 
 from ..decisions.formats import format_finding
+from ..decisions.id_stamps import ChainRow, id_stamps
 from ..decisions.plan import (
     DETAIL_KEY,
     Assessment,
@@ -193,23 +194,26 @@ class Planner:
         values: Sequence[StoredValue] | None,
         assessment: Assessment,
         rekeys: Mapping[str, tuple[str, str]] | None = None,
+        chain: Sequence[ChainRow] = (),
     ) -> RewritePlan | None:
         """The head's pending writes to change in place, where the store can: text
         holding U+0000 where the store refuses it (`docs/how-to/unreadable-threads.md`),
-        else a stale answer to delete (`docs/how-to/resume-safely.md`) and the questions
-        `--interrupt-ids` re-keys (`rekeys`, by task: stored and computed id), in one
-        plan; None when there is none."""
-        if not self.store.rewrites_writes or values is None:
+        else a stale answer to delete (`docs/how-to/resume-safely.md`), the questions
+        `--interrupt-ids` re-keys (`rekeys`, by task: stored and computed id) and the
+        writes of its chain whose messages have no id (`chain`, `decisions.id_stamps`),
+        in one plan; None when there is none."""
+        if not self.store.rewrites_writes:
             return None
         codes = {finding.code for finding in assessment.findings}
-        if "nul_text" in codes and self.store.nul_matters:
-            serde, mode = self.store.saver.serde, self.options.policy.nul_text
-            return nul_rewrites(key, values, serde, mode)
+        serde = self.store.saver.serde
+        if values is not None and "nul_text" in codes and self.store.nul_matters:
+            return nul_rewrites(key, values, serde, self.options.policy.nul_text)
         drop = "stale_resume" in codes and self.options.policy.stale_resume == "drop"
         return joined(
             [
-                stale_answer_drop(key, values) if drop else None,
-                interrupt_rekeys(key, values, rekeys) if rekeys else None,
+                stale_answer_drop(key, values) if drop and values is not None else None,
+                interrupt_rekeys(key, values, rekeys) if rekeys and values is not None else None,
+                id_stamps(key, chain, serde) if chain else None,
             ]
         )
 

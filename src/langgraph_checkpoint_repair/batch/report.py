@@ -98,7 +98,9 @@ class ThreadReport:
         return fields
 
 
-REWRITE_KINDS = frozenset({"nul_replaced", "nul_stripped", "resume_dropped", "interrupt_rekeyed"})
+REWRITE_KINDS = frozenset(
+    {"nul_replaced", "nul_stripped", "resume_dropped", "interrupt_rekeyed", "message_id_stamped"}
+)
 """Action kinds of pending writes rewritten in place (`decisions.rewrites`)."""
 
 

@@ -23,6 +23,7 @@ from ..stores import AsyncThreadStore, Head, ThreadStore, astore_for, store_for
 from ..stores.faults import store_lost
 from ..stores.history import aread_proofs, aread_rebuilt, read_proofs, read_rebuilt
 from .ancestors import awalk_to_readable, walk_to_readable
+from .id_rows import achain_rows, chain_rows, given_ids, stamping
 from .judging import Judge
 from .ledger import Callbacks, Ledger
 from .materializing import names_to_read
@@ -173,7 +174,8 @@ class _SyncRun(_Run):
         rekeys = self.judge.rekeys(stored)
         inspected = self.judge.inspects(head, tup, refused, bool(rekeys))
         rows = self.store.stored_values(key) if inspected else head.writes
-        assessment = self.judge.assessment(tup, refused, rows, proven)
+        seeded = given_ids(self.store, stored, loaded, self.options.channels)
+        assessment = self.judge.assessment(tup, refused, rows, proven, seeded)
         if assessment is None or self.judge.leaves_lost_history(head, assessment):
             return
         assessment = assessment.with_findings(stale_found(self.store, stored))
@@ -184,7 +186,8 @@ class _SyncRun(_Run):
             if (planned := self.plan.retarget(stored, assessment, fix, types)) is not None:
                 self.write(*planned)
             return
-        plan = self.plan.rewrite(key, rows, assessment, rekeys)
+        stamps = chain_rows(self.store, stored, stamping(self.store, assessment))
+        plan = self.plan.rewrite(key, rows, assessment, rekeys, stamps)
         if plan is not None:
             self.rewrite(stored.checkpoint.get("ts"), assessment, plan)
             return
@@ -314,7 +317,8 @@ class _AsyncRun(_Run):
         rekeys = self.judge.rekeys(stored)
         inspected = self.judge.inspects(head, tup, refused, bool(rekeys))
         rows = await self.store.stored_values(key) if inspected else head.writes
-        assessment = self.judge.assessment(tup, refused, rows, proven)
+        seeded = given_ids(self.store, stored, loaded, self.options.channels)
+        assessment = self.judge.assessment(tup, refused, rows, proven, seeded)
         if assessment is None or self.judge.leaves_lost_history(head, assessment):
             return
         assessment = assessment.with_findings(await astale_found(self.store, stored))
@@ -326,7 +330,8 @@ class _AsyncRun(_Run):
             if (planned := self.plan.retarget(stored, assessment, fix, types)) is not None:
                 await self.write(*planned)
             return
-        plan = self.plan.rewrite(key, rows, assessment, rekeys)
+        stamps = await achain_rows(self.store, stored, stamping(self.store, assessment))
+        plan = self.plan.rewrite(key, rows, assessment, rekeys, stamps)
         if plan is not None:
             await self.rewrite(stored.checkpoint.get("ts"), assessment, plan)
             return

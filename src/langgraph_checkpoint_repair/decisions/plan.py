@@ -22,6 +22,7 @@ from ..delta import (
     delta_channel_names,
     snapshot_value,
 )
+from ..delta.message_ids import with_ids, without_ids
 from ..delta.proof import Proof, is_flattened
 from ..engine import RepairAction, RepairPolicy, repair_messages
 from ..engine.context import count_tokens
@@ -83,6 +84,7 @@ def assess(
     min_idle: timedelta,
     now: datetime,
     proven: Mapping[str, Proof] | None = None,
+    given_ids: Collection[str] = (),
 ) -> Assessment:
     """Decide what to do with a head: repair it, leave it, or skip it and say why.
 
@@ -92,7 +94,9 @@ def assess(
     within `min_idle` wait for a later run. Delta channels must be rebuilt
     (`stores.history.load_rebuilt`) before: what is not stored here is not seen.
     A channel in `proven` (`stores.history.read_proofs`) is repaired from the value its
-    rows prove instead of the one LangGraph reads.
+    rows prove instead of the one LangGraph reads. A delta channel in `given_ids` (its
+    stored seed holds messages without an id: `delta.message_ids.seeds_without_ids`) is
+    repaired with ids given to them, stored as a snapshot.
     """
     thread_id, ns, checkpoint_id = tuple_key(tup)
     scheduled = work_is_scheduled(tup)
@@ -103,21 +107,27 @@ def assess(
     findings: list[Finding] = []
     pending_calls = False
     proven = proven or {}
+    delta = delta_channel_names(tup) | set(proven)
     for name in channels:
         history = snapshot_value(values.get(name))
         if name in proven:
             history = proven[name].value
         if not isinstance(history, list):
             continue
+        given: tuple[RepairAction, ...] = ()
+        if name in delta and (missing := without_ids(history)):
+            findings.append(Finding("message_id_missing", name, error=_no_ids(missing)))
+            if name in given_ids:
+                history, given = _ids_given(history, f"{thread_id}|{ns}|{name}")
         result = repair_messages(history, policy=policy, in_flight=scheduled)
         done, over = _without_over_budget(result.actions)
         if over is not None:
             findings.append(Finding("over_budget", name, error=over.detail))
         if name in proven:
-            actions[name] = (*divergence_actions(proven[name]), *done)
+            actions[name] = (*divergence_actions(proven[name]), *given, *done)
             repaired[name] = result.messages
-        elif result.changed:
-            actions[name], repaired[name] = done, result.messages
+        elif result.changed or given:
+            actions[name], repaired[name] = (*given, *done), result.messages
         elif scheduled and repair_messages(history, policy=policy).changed:
             pending_calls = True
         if policy.input_budget is not None and (result.changed or over is not None):
@@ -130,7 +140,7 @@ def assess(
         status = "recent" if _written_since(tup.checkpoint, now - min_idle) else "repair"
     elif pending_calls:
         status = "in_flight"
-    snapshots = frozenset(repaired) & (delta_channel_names(tup) | set(proven))
+    snapshots = frozenset(repaired) & delta
     return Assessment(
         thread_id,
         ns,
@@ -143,6 +153,21 @@ def assess(
         tokens,
         tuple(findings),
     )
+
+
+def _no_ids(missing: int) -> str:
+    return f"{missing} messages without an id: no RemoveMessage can name them"
+
+
+def _ids_given(
+    history: list[BaseMessage], where: str
+) -> tuple[list[BaseMessage], tuple[RepairAction, ...]]:
+    """The history with ids given to its messages that lack one (`with_ids`), and one
+    `message_id_stamped` action for each, at its place, named `snapshot` (no write of
+    it is stamped: it lies in the stored seed)."""
+    changed, places = with_ids(history, where)
+    given = tuple(RepairAction("message_id_stamped", None, None, n, "snapshot") for n in places)
+    return changed, given
 
 
 def divergence_actions(proof: Proof) -> tuple[RepairAction, ...]:

@@ -225,8 +225,10 @@ def _is_message_like(item: Any) -> bool:
         return True
     if isinstance(item, dict):
         return item.get("type") in MESSAGE_TYPES or "role" in item
-    return (
-        isinstance(item, tuple) and len(item) == 2 and all(isinstance(part, str) for part in item)
+    return (  # (role, content): a tuple, or the list msgpack stores it as
+        isinstance(item, (tuple, list))
+        and len(item) == 2
+        and all(isinstance(part, str) for part in item)
     )
 
 

@@ -128,3 +128,15 @@ def with_proven(
     if not proven:
         return tup, names
     return with_values(tup, proven), [*names, *(n for n in proven if n not in names)]
+
+
+def replayed_since_seed(tuples: Iterable[CheckpointTuple], head_id: str, channel: str) -> list[str]:
+    """The checkpoints whose saved writes LangGraph replays to rebuild `channel` at the
+    head: its nearest ancestor storing a value (the seed) to the head's parent, oldest
+    first; every ancestor when none stores one."""
+    replayed: list[str] = []
+    for tup in reversed(chain_of(tuples, head_id)[:-1]):
+        replayed.append(str(tup.config["configurable"]["checkpoint_id"]))
+        if channel in (tup.checkpoint.get("channel_values") or {}):
+            break
+    return replayed[::-1]

@@ -111,7 +111,9 @@ def _plain_ext(code: int, data: bytes) -> Any:
             fields = decoded[2] if plain else NotPlainFields(decoded[2])
             return (decoded[1], fields)  # (class name, fields)
     elif code == _SNAPSHOT_EXT:  # the list inside: a snapshot is looked at like a plain value
-        return _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
+        inside = _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
+        # A delta channel's message without an id (`message_id_missing`): look closer.
+        return inside if type(inside) is not list or all(map(_has_an_id, inside)) else _UNKNOWN
     elif code in _CONSTRUCTOR_EXTS:  # a value inside a message: a datetime, a UUID ...
         named = _unpackb(data, ext_hook=_plain_ext, option=_NON_STR_KEYS)
         if not _names_own_module(named):
@@ -197,21 +199,23 @@ needs nothing but ormsgpack (a test holds the two equal)."""
 def plain_replay(seed: Any, writes: Sequence[Any]) -> list[Any] | None:
     """A delta message channel's value from its decoded seed and writes, as LangGraph's
     reducer builds it (replace by id, `RemoveMessage`, `REMOVE_ALL_MESSAGES`); None for
-    anything it does not understand (an `Overwrite`, a raw dict), to look closer."""
-    if not isinstance(seed, list) or not all(map(_is_message, seed)):
+    anything it does not understand (an `Overwrite`, a raw dict) or a message without
+    an id (`message_id_missing`), to look closer."""
+    if not isinstance(seed, list) or not all(map(_has_an_id, seed)):
         return None
     result: list[Any] = list(seed)
-    index = {fields["id"]: n for n, (_, fields) in enumerate(seed) if fields.get("id") is not None}
+    index = {fields["id"]: n for n, (_, fields) in enumerate(seed)}
     for write in writes:
         for item in write if isinstance(write, list) else [write]:
-            if not _is_message(item):
+            if not _has_an_id(item):
                 return None
             _apply(result, index, item)
     return [item for item in result if item is not None]
 
 
-def _is_message(item: Any) -> bool:
-    return type(item) is tuple  # only `decode_plain` makes tuples: (name, fields dict)
+def _has_an_id(item: Any) -> bool:
+    """A message (only `decode_plain` makes tuples: (name, fields dict)) with an id."""
+    return type(item) is tuple and item[1].get("id") is not None
 
 
 def _apply(result: list[Any], index: dict[Any, int], item: tuple[str, dict[str, Any]]) -> None:
@@ -223,8 +227,6 @@ def _apply(result: list[Any], index: dict[Any, int], item: tuple[str, dict[str, 
             index.clear()
         elif message_id in index:
             result[index.pop(message_id)] = None
-    elif message_id is None:
-        result.append(item)
     elif message_id in index:
         result[index[message_id]] = item
     else:
