@@ -8,6 +8,9 @@
 //   node app.mjs state THREAD       the thread's messages and next nodes
 //   node app.mjs ask THREAD         a node asks a human two questions: the first is asked
 //   node app.mjs answer THREAD TEXT answer the open question (Command({ resume: TEXT }))
+//   node app.mjs delta THREAD TEXT  one turn of a chat graph whose messages are a delta
+//                                   channel (MessagesDeltaValue); prints its messages.
+//                                   "call CITY" makes a tool call nothing answers
 //
 // Environment: JS_APP_SQLITE_PATH (a SQLite file: its saver is used), else JS_APP_REDIS_URL
 // (a redis:// URL: @langchain/langgraph-checkpoint-redis), else JS_APP_POSTGRES_URI (a
@@ -18,7 +21,17 @@ import { FakeChatModel } from "@langchain/core/utils/testing";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { RedisSaver } from "@langchain/langgraph-checkpoint-redis";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { Annotation, Command, END, START, StateGraph, interrupt } from "@langchain/langgraph";
+import {
+  Annotation,
+  Command,
+  DeltaValue,
+  END,
+  MessagesDeltaValue,
+  START,
+  StateGraph,
+  StateSchema,
+  interrupt,
+} from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
 
@@ -132,14 +145,46 @@ async function asking(checkpointer, command, config, text) {
   return { ok: true, out: state.values.out ?? null, interrupts: questions };
 }
 
+/** A chat node over a delta `messages` channel, as a deep agent keeps its messages. */
+async function deltaTurn(checkpointer, config, text) {
+  // MessagesDeltaValue, snapshotting every 3 updates (100 by default) so that a few
+  // turns hold a snapshot of LangGraph.js's own
+  const messages = new DeltaValue(MessagesDeltaValue.valueSchema, {
+    inputSchema: MessagesDeltaValue.inputSchema,
+    reducer: MessagesDeltaValue.reducer,
+    snapshotFrequency: 3,
+  });
+  const State = new StateSchema({ messages });
+  const chat = (state) => {
+    const turn = state.messages.filter((m) => m._getType() === "ai").length;
+    const calls = text.startsWith("call ")  // a call no tool answers: the thread is broken
+      ? [{ id: `call_${turn}`, name: "get_weather", args: { city: text.slice(5) }, type: "tool_call" }]
+      : [];
+    const reply = new AIMessage({ content: `You said: ${text}`, id: `ai-${turn}`, tool_calls: calls });
+    return { messages: [reply] };
+  };
+  const graph = new StateGraph(State)
+    .addNode("chat", chat)
+    .addEdge(START, "chat")
+    .addEdge("chat", END)
+    .compile({ checkpointer });
+  if (text) await graph.invoke({ messages: [{ role: "user", content: text, id: `h-${text}` }] }, config);
+  const state = await graph.getState(config);
+  return { ok: true, messages: describe(state.values.messages ?? []) };
+}
+
 async function main() {
   const [command, threadId, text] = process.argv.slice(2);
   const checkpointer = await openCheckpointer();
   if (!(checkpointer instanceof RedisSaver)) await checkpointer.setup();
-  if (command === "ask" || command === "answer") {
+  if (command === "ask" || command === "answer" || command === "delta") {
     const config = { configurable: { thread_id: threadId } };
     try {
-      console.log(JSON.stringify(await asking(checkpointer, command, config, text)));
+      const done =
+        command === "delta"
+          ? await deltaTurn(checkpointer, config, text)
+          : await asking(checkpointer, command, config, text);
+      console.log(JSON.stringify(done));
     } finally {
       if (checkpointer instanceof SqliteSaver) checkpointer.db.close();
       else await checkpointer.end();

@@ -108,6 +108,10 @@ class JsApp:
     def state(self, thread_id: str) -> dict[str, Any]:
         return self.run("state", thread_id)
 
+    def delta_turn(self, thread_id: str, text: str = "") -> dict[str, Any]:
+        """A turn of the chat graph over a delta `messages` channel; none, to read it."""
+        return self.run("delta", thread_id, *([text] if text else []))
+
     def brick(self, thread_id: str) -> dict[str, Any]:
         """A thread interrupted before its tools, then a new user message: the turn fails
         the provider's pairing rule, and every later one does too."""

@@ -33,6 +33,7 @@ from langchain_core.messages import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from ..compatibility import features
 from ..decoding.strict import StrictSerializer
 
 JS_NAMESPACE = ("langchain_core", "messages")
@@ -100,6 +101,8 @@ class Revival:
         """`json.loads`'s object hook: innermost objects first."""
         if value.get("lc") == 2 and value.get("type") == "undefined":
             return UNDEFINED
+        if _is_js_snapshot(value):
+            return features._DeltaSnapshot(_present(value["value"]))
         if value.get("lc") != 1 or value.get("type") != "constructor":
             return value
         ident = value.get("id")
@@ -127,9 +130,19 @@ def message_js(message: BaseMessage) -> dict[str, Any]:
     return {"lc": 1, "type": "constructor", "id": [*JS_NAMESPACE, name], "kwargs": fields}
 
 
+def _is_js_snapshot(value: dict[str, Any]) -> bool:
+    """LangGraph.js's form of a delta channel's snapshot (its `DeltaSnapshot`), where
+    this LangGraph has delta channels to read it into."""
+    marked = value.get("lc") == 2 and value.get("type") == "delta_snapshot" and "value" in value
+    return marked and features.DELTA_SNAPSHOT is not None
+
+
 def _js_value(value: Any) -> Any:
     if isinstance(value, BaseMessage):
         return message_js(value)
+    snapshot = features.DELTA_SNAPSHOT
+    if snapshot is not None and isinstance(value, snapshot):  # a NamedTuple: before lists
+        return {"lc": 2, "type": "delta_snapshot", "value": _js_value(value.value)}
     if isinstance(value, dict):
         return {str(k): _js_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -45,8 +45,12 @@ def decode_js_messages(blob: bytes) -> Messages | None:
 def decode_js_checkpoint(blob: bytes, channels: list[str]) -> dict[str, Messages] | None:
     """A checkpoint row of LangGraph.js's SQLite saver (values inline): each of the
     `channels` it holds as (class name, kwargs) pairs; None where one is not such a list
-    or the row holds a constructor anywhere else."""
-    values = orjson.loads(blob)["channel_values"]
+    or the row holds a constructor anywhere else, and where one has a version but no
+    value (a delta channel, rebuilt from the writes of the checkpoints before it)."""
+    checkpoint = orjson.loads(blob)
+    values, versions = checkpoint["channel_values"], checkpoint["channel_versions"]
+    if any(channel in versions and channel not in values for channel in channels):
+        return None
     found = {channel: values[channel] for channel in channels if channel in values}
     if any(type(value) is not list for value in found.values()):
         return None

@@ -144,7 +144,7 @@ def heads_from_rows(
             clean = blob_is_clean(type_, blob, serde, plain_ok, budget)
         clean = clean and not is_empty_seed(type_, blob)
         page.maybe_broken[key] = page.maybe_broken.get(key, False) or not clean
-        page.found.setdefault(key, set()).update([channel] if channel is not None else [])
+        page.found.setdefault(key, set()).update(_held(type_, channel, counted_here))
         counted[key] = list(counted_here or ())
     for key, names in counted.items():
         for name in names:
@@ -310,14 +310,22 @@ class PageRows:
         return (self.rows[-1][0], self.rows[-1][1])
 
 
+def _held(type_: str | None, channel: str | None, counted: Sequence[str] | None) -> list[str]:
+    """The channel a head's row holds a value of. LangGraph.js's saver writes an `empty`
+    row at a delta channel's version: its value is still the walk's to find."""
+    if channel is None or (type_ == "empty" and channel in (counted or ())):
+        return []
+    return [channel]
+
+
 def walks_needed(rows: Sequence[Sequence[Any]]) -> dict[str, list[HeadKey]]:
     """The delta channels to walk and their heads, read off the page's rows alone (the
     same as `heads_from_rows` finds), so the walks can be read before decoding."""
     found: dict[HeadKey, set[str]] = {}
     counted: dict[HeadKey, list[str]] = {}
-    for thread_id, ns, checkpoint_id, _, _, channel, counted_here in rows:
+    for thread_id, ns, checkpoint_id, type_, _, channel, counted_here in rows:
         key = (thread_id, ns, checkpoint_id)
-        found.setdefault(key, set()).update([channel] if channel is not None else [])
+        found.setdefault(key, set()).update(_held(type_, channel, counted_here))
         counted[key] = list(counted_here or ())
     to_walk: dict[str, list[HeadKey]] = {}
     for key, names in counted.items():

@@ -272,6 +272,8 @@ WHERE NOT w.seeded AND w.depth < %(limit)s AND CASE
         WHERE p.thread_id = w.thread_id AND p.checkpoint_ns = w.checkpoint_ns
         AND p.checkpoint_id = w.parent)
     END"""
+DELTA_WALK_SQL_JS = DELTA_WALK_SQL.replace("x.task_path,", "''::text,")
+
 
 COUNT_SQL = """
 SELECT count(*) FROM (SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE {where}) h"""
@@ -325,7 +327,12 @@ def claim_key(thread_id: str, checkpoint_ns: str, schema: str) -> tuple[int, int
     return CLAIM_LOCK_CLASS, int.from_bytes(digest[:4], "big", signed=True)
 
 
-def delta_walk_query(channel: str, keys: Sequence[HeadKey]) -> tuple[str, dict[str, Any]]:
+def delta_walk_query(
+    channel: str, keys: Sequence[HeadKey], js_only: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """The walk of `channel` from each head of `keys`; `js_only`: over LangGraph.js's
+    tables alone, whose writes have no `task_path` (each write's is empty, as
+    LangGraph.js sorts writes by task and index alone)."""
     threads, namespaces, heads = (list(column) for column in zip(*keys, strict=True))
     params = {
         "channel": channel,
@@ -334,7 +341,7 @@ def delta_walk_query(channel: str, keys: Sequence[HeadKey]) -> tuple[str, dict[s
         "heads": heads,
         "limit": MAX_CHAIN,
     }
-    return DELTA_WALK_SQL, params
+    return (DELTA_WALK_SQL_JS if js_only else DELTA_WALK_SQL), params
 
 
 def repair_row(run_id: str, assessment: Assessment, new: NewCheckpoint) -> tuple[Any, ...]:

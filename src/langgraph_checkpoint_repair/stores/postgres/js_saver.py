@@ -11,17 +11,25 @@ a store where both kinds of threads live keeps each thread in its own format.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+)
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.types.json import Jsonb
 
 from ...js import rows
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import DeltaChannelHistory
 from ...js.values import js_serde
 
 JS_ONLY_SQL = """
@@ -102,6 +110,17 @@ class JsPostgresSaver(_JsAware, PostgresSaver):
             raise NotImplementedError(NO_WRITES)
         super().put_writes(config, writes, task_id, task_path)
 
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """A delta channel's history; on LangGraph.js's tables alone, by LangGraph's
+        generic walk over `get_tuple` (the saver's own queries read `task_path`)."""
+        if self.js_only:
+            return BaseCheckpointSaver.get_delta_channel_history(
+                self, config=config, channels=channels
+            )
+        return super().get_delta_channel_history(config=config, channels=channels)
+
 
 class AsyncJsPostgresSaver(_JsAware, AsyncPostgresSaver):
     """The async twin of `JsPostgresSaver`."""
@@ -131,6 +150,16 @@ class AsyncJsPostgresSaver(_JsAware, AsyncPostgresSaver):
         if self.js_only:
             raise NotImplementedError(NO_WRITES)
         await super().aput_writes(config, writes, task_id, task_path)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """The async twin of `JsPostgresSaver.get_delta_channel_history`."""
+        if self.js_only:
+            return await BaseCheckpointSaver.aget_delta_channel_history(
+                self, config=config, channels=channels
+            )
+        return await super().aget_delta_channel_history(config=config, channels=channels)
 
 
 def _js_rows(

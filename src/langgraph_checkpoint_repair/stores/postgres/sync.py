@@ -124,7 +124,10 @@ class PostgresStore(GenericStore):
             read.drifting = page.drift_suspects(found)
         for channel, keys in page.walks_needed(rows).items():
             try:
-                walked = self._rows(*sql.delta_walk_query(channel, keys), binary=True)
+                walked = self._rows(
+                    *sql.delta_walk_query(channel, keys, getattr(self.saver, "js_only", False)),
+                    binary=True,
+                )
             except psycopg.Error as error:
                 read.walks[channel] = error
             else:
