@@ -96,6 +96,7 @@ def test_help_and_version_import_nothing_but_the_package(tmp_path: Path, argv: l
         "langgraph_checkpoint_repair.cli.arguments",
         "langgraph_checkpoint_repair.cli.commands",
         "langgraph_checkpoint_repair.cli.exits",
+        "langgraph_checkpoint_repair.cli.materialize",
         "langgraph_checkpoint_repair.cli.retention",
         "langgraph_checkpoint_repair.cli.rollback",
         "langgraph_checkpoint_repair.codes",
