@@ -200,7 +200,7 @@ async def test_a_failed_page_walk_falls_back_to_reading_each_thread(
 
     from langgraph_checkpoint_repair.stores.postgres import base as sql
 
-    def failing_walk(channel: str, keys: Any) -> tuple[str, dict[str, Any]]:
+    def failing_walk(channel: str, keys: Any, js_only: bool = False) -> tuple[str, dict[str, Any]]:
         return "SELECT 1 / (count(*) - count(*)) FROM checkpoints", {}
 
     if is_async:
