@@ -8,6 +8,12 @@ which the application reads the same and goes on from."""
 
 from __future__ import annotations
 
+import pytest
+
+from tests.support.needs import DELTA_REASON
+
+pytest.importorskip("langgraph.channels.delta", reason=DELTA_REASON)
+
 from typing import Any
 
 from tests.support.cli_runs import last_json, run_cli

@@ -312,8 +312,11 @@ class PageRows:
 
 def _held(type_: str | None, channel: str | None, counted: Sequence[str] | None) -> list[str]:
     """The channel a head's row holds a value of. LangGraph.js's saver writes an `empty`
-    row at a delta channel's version: its value is still the walk's to find."""
-    if channel is None or (type_ == "empty" and channel in (counted or ())):
+    row at a delta channel's version: its value is still the walk's to find, where this
+    LangGraph has delta channels to rebuild it with."""
+    if channel is None:
+        return []
+    if type_ == "empty" and channel in (counted or ()) and features.has_delta_channels():
         return []
     return [channel]
 
