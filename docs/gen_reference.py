@@ -286,7 +286,9 @@ KINDS: dict[str, tuple[str, str]] = {
         "each such message given an id derived from its row (the same on every read and "
         "after every repair), its original bytes kept for undo (see [messages without an "
         "id](../how-to/deep-agents.md#messages-without-an-id))",
-        "by `repair` on PostgreSQL and SQLite (undoable)",
+        "by `repair` (undoable): in place on PostgreSQL and SQLite; elsewhere, and where a "
+        "stored snapshot holds the messages, in an appended snapshot (`message_id_stamped:"
+        "snapshot/N`)",
     ),
 }
 
