@@ -172,6 +172,12 @@ class Judge:
             head = waiting_head(stored)
             self.ledger.note_waiting(head and marked_shared(head, stored))
 
+    def note_channels(self, tup: CheckpointTuple) -> None:
+        """Count the run's channels the loaded head holds (a channel none holds is
+        reported at the end)."""
+        values = tup.checkpoint["channel_values"]
+        self.report.saw(c for c in self.options.channels if c in values)
+
     def assess(
         self,
         tup: CheckpointTuple,
@@ -180,7 +186,7 @@ class Judge:
     ) -> Assessment:
         o = self.options
         values = tup.checkpoint["channel_values"]
-        self.report.saw(c for c in o.channels if c in values)
+        self.note_channels(tup)
         if o.policy.rewrites_content:
             for channel in o.channels:
                 if isinstance(values.get(channel), list):

@@ -204,16 +204,19 @@ class Planner:
         in one plan; None when there is none."""
         if not self.store.rewrites_writes:
             return None
-        codes = {finding.code for finding in assessment.findings}
         serde = self.store.saver.serde
-        if values is not None and "nul_text" in codes and self.store.nul_matters:
+        stamps = id_stamps(key, chain, serde) if chain else None
+        if values is None:
+            return stamps
+        codes = {finding.code for finding in assessment.findings}
+        if "nul_text" in codes and self.store.nul_matters:
             return nul_rewrites(key, values, serde, self.options.policy.nul_text)
         drop = "stale_resume" in codes and self.options.policy.stale_resume == "drop"
         return joined(
             [
-                stale_answer_drop(key, values) if drop and values is not None else None,
-                interrupt_rekeys(key, values, rekeys) if rekeys and values is not None else None,
-                id_stamps(key, chain, serde) if chain else None,
+                stale_answer_drop(key, values) if drop else None,
+                interrupt_rekeys(key, values, rekeys) if rekeys else None,
+                stamps,
             ]
         )
 

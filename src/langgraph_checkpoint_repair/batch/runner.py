@@ -119,8 +119,7 @@ class _Run:
     def materialized(self, head: Head, read: Read) -> Assessment | None:
         """What `materialize` writes on a head read; None when it is left alone for a
         refused type or a lost history (recorded, with why)."""
-        values = read.loaded.tup.checkpoint["channel_values"]
-        self.ledger.report.saw(name for name in self.options.channels if name in values)
+        self.judge.note_channels(read.loaded.tup)
         if read.refused:
             self.judge.skip_refused(read.stored, read.refused, ())
             return None
@@ -191,6 +190,11 @@ class _SyncRun(_Run):
         if plan is not None:
             self.rewrite(stored.checkpoint.get("ts"), assessment, plan)
             return
+        self.write_checked(stored, assessment)
+
+    def write_checked(self, stored: CheckpointTuple, assessment: Assessment) -> None:
+        """Write the checkpoint the assessment asks for on the head, in the formats of the
+        thread's rows (else it is left as `foreign_format`), where one is due now."""
         if assessment.status == "repair":
             types = self.store.row_types(assessment.thread_id, assessment.checkpoint_ns)
             assessment = self.plan.format_checked(stored, assessment, types)
@@ -227,12 +231,8 @@ class _SyncRun(_Run):
         head as plain values (`batch.materializing`), or why not."""
         if (read := self.read(head)) is None:
             return
-        assessment = self.materialized(head, read)
-        if assessment is not None and assessment.status == "repair":
-            types = self.store.row_types(assessment.thread_id, assessment.checkpoint_ns)
-            assessment = self.plan.format_checked(read.stored, assessment, types)
-        if assessment is not None and (new := self.plan.write(read.stored, assessment)):
-            self.write(assessment, new)
+        if (assessment := self.materialized(head, read)) is not None:
+            self.write_checked(read.stored, assessment)
 
     def rewrite(self, written: Any, assessment: Assessment, plan: RewritePlan) -> None:
         outcome = self.plan.rewrite_outcome(written)
@@ -335,6 +335,10 @@ class _AsyncRun(_Run):
         if plan is not None:
             await self.rewrite(stored.checkpoint.get("ts"), assessment, plan)
             return
+        await self.write_checked(stored, assessment)
+
+    async def write_checked(self, stored: CheckpointTuple, assessment: Assessment) -> None:
+        """The twin of `_SyncRun.write_checked`."""
         if assessment.status == "repair":
             types = await self.store.row_types(assessment.thread_id, assessment.checkpoint_ns)
             assessment = self.plan.format_checked(stored, assessment, types)
@@ -369,13 +373,8 @@ class _AsyncRun(_Run):
         """The twin of `_SyncRun.materialize`."""
         if (read := await self.read(head)) is None:
             return
-        assessment = self.materialized(head, read)
-        if assessment is not None and assessment.status == "repair":
-            ns = assessment.checkpoint_ns
-            types = await self.store.row_types(assessment.thread_id, ns)
-            assessment = self.plan.format_checked(read.stored, assessment, types)
-        if assessment is not None and (new := self.plan.write(read.stored, assessment)):
-            await self.write(assessment, new)
+        if (assessment := self.materialized(head, read)) is not None:
+            await self.write_checked(read.stored, assessment)
 
     async def rewrite(self, written: Any, assessment: Assessment, plan: RewritePlan) -> None:
         outcome = self.plan.rewrite_outcome(written)

@@ -202,15 +202,15 @@ def _is_message_write(value: Any) -> bool:
     is_overwrite, overwritten = _parts().get_overwrite(value)
     if is_overwrite:
         return overwritten is None or _holds_message_likes(overwritten)
-    if isinstance(value, (list, tuple)) and not _is_message_like(value):
+    if isinstance(value, (list, tuple)) and not is_message_like(value):
         return _holds_message_likes(value)
-    return _is_message_like(value)
+    return is_message_like(value)
 
 
 def _holds_message_likes(value: Any) -> bool:
     if not isinstance(value, (list, tuple)):
         return False
-    return _holds_message_classes(value) or all(_is_message_like(item) for item in value)
+    return _holds_message_classes(value) or all(is_message_like(item) for item in value)
 
 
 def _holds_message_classes(items: Iterable[Any]) -> bool:
@@ -219,7 +219,7 @@ def _holds_message_classes(items: Iterable[Any]) -> bool:
     return all(issubclass(cls, BaseMessage) for cls in set(map(type, items)))
 
 
-def _is_message_like(item: Any) -> bool:
+def is_message_like(item: Any) -> bool:
     """A message, or what LangGraph turns into one (a message dict, a string, (role, content))."""
     if isinstance(item, (BaseMessage, str)):
         return True

@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.checkpoint.base import CheckpointTuple
 
-from .channels import Rebuilt, is_snapshot, snapshot_value
+from .channels import Rebuilt, is_message_like, is_snapshot, snapshot_value
 
 STAMP_NAMESPACE = uuid.UUID("5b0c8f43-7a7e-4f0e-9a3d-0f3c5f6f2a61")
 """The uuid5 namespace of the ids stamped into stored writes (fixed: ids never change)."""
@@ -34,14 +34,11 @@ def without_ids(messages: Iterable[Any]) -> int:
 def lacks_an_id(item: Any) -> bool:
     """An item of a write the reducer turns into a message without an id: a message
     whose id is None, a message dict without one, a string, a (role, content) pair."""
+    if not is_message_like(item):
+        return False
     if isinstance(item, BaseMessage):
         return item.id is None
-    if isinstance(item, str):
-        return True
-    if isinstance(item, dict):
-        return item.get("id") is None and ("role" in item or "type" in item)
-    pair = isinstance(item, (list, tuple)) and len(item) == 2
-    return pair and all(isinstance(part, str) for part in item)
+    return not isinstance(item, dict) or item.get("id") is None
 
 
 def write_lacks_ids(value: Any) -> bool:
