@@ -74,3 +74,20 @@ async def write_without_ids(store: Store, thread_id: str, written: list[Any]) ->
     """A step whose saved write holds `written` as given (messages with `id=None`, say),
     as an older reducer stored its input, under a checkpoint storing nothing for it."""
     await commit_on_head(store, thread_id, DELTA, written, source="loop")
+
+
+async def unseal_fork(store: Store, fork: CheckpointTuple, parent: CheckpointTuple) -> None:
+    """Store `fork` again as LangGraph before 1.2.19 stored a fork: nothing for
+    `messages` (no seal), so every read below it walks into its parent's writes, the
+    abandoned branch's included (langgraph#8443)."""
+    saver = store.saver
+    checkpoint = copy_checkpoint(fork.checkpoint)
+    values = checkpoint["channel_values"]
+    checkpoint["channel_values"] = {k: v for k, v in values.items() if k != "messages"}
+    version = saver.get_next_version(parent.checkpoint["channel_versions"]["messages"], None)
+    checkpoint["channel_versions"]["messages"] = version
+    assert fork.parent_config is not None
+    if store.is_async:
+        await saver.aput(fork.parent_config, checkpoint, fork.metadata, {"messages": version})
+    else:
+        saver.put(fork.parent_config, checkpoint, fork.metadata, {"messages": version})

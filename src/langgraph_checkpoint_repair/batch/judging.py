@@ -88,9 +88,10 @@ class Judge:
     @property
     def look_suffices(self) -> bool:
         """Whether a head the store's first look cleared needs no load: the look knows
-        pairing, and a budget's tokens, only; `materialize` writes on healthy heads too."""
+        pairing, and a budget's tokens, only; `materialize` writes on healthy heads too,
+        and `prove_history` proves every head's seeds."""
         o = self.options
-        if o.materialize:
+        if o.materialize or o.prove_history:
             return False
         return not o.policy.reads_content or o.selection.token_budget is not None
 

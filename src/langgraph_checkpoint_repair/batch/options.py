@@ -74,6 +74,10 @@ class RunOptions:
     question whose stored id it does not compute is found (`interrupt_id_mismatch`) and
     re-keyed in place (action `interrupt_rekeyed`). None: ids are only checked for
     questions they do not tell apart (`interrupt_id_shared`)."""
+    prove_history: bool = False
+    """Prove every delta seed of each head from its rows (`delta.proof`), not only the
+    empty and flattened ones a scan proves: finds a fork that committed another
+    branch's messages. Every head is loaded and its namespace listed."""
     materialize: bool = False
     """Instead of repairing, write each delta head's delta channels into a new head as
     plain values (action `materialized`), the step before a downgrade

@@ -116,6 +116,12 @@ class _Run:
         o = self.options
         return names_to_read(stored, o.channels) if o.materialize else o.channels
 
+    @property
+    def every(self) -> bool:
+        """Whether every delta seed is proven, not only the empty and flattened ones:
+        asked for, or before `materialize` writes a value down for good."""
+        return self.options.prove_history or self.options.materialize
+
     def materialized(self, head: Head, read: Read) -> Assessment | None:
         """What `materialize` writes on a head read; None when it is left alone for a
         refused type or a lost history (recorded, with why)."""
@@ -213,7 +219,7 @@ class _SyncRun(_Run):
                     return None
                 channels = self.channels_of(stored)
                 loaded = read_rebuilt(self.store.saver, stored, channels)
-                proven = read_proofs(self.store.saver, stored, channels, loaded.seeds)
+                proven = read_proofs(self.store.saver, stored, channels, loaded.seeds, self.every)
             except Exception as error:
                 if store_lost(error):
                     raise
@@ -356,7 +362,9 @@ class _AsyncRun(_Run):
                     return None
                 channels = self.channels_of(stored)
                 loaded = await aread_rebuilt(self.store.saver, stored, channels)
-                proven = await aread_proofs(self.store.saver, stored, channels, loaded.seeds)
+                proven = await aread_proofs(
+                    self.store.saver, stored, channels, loaded.seeds, self.every
+                )
             except Exception as error:
                 if store_lost(error):
                     raise

@@ -289,6 +289,12 @@ def _repairs(command: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     _add_graph(command)
     command.add_argument(
+        "--prove-history", action="store_true",
+        help="prove every delta channel seed of each head from the rows before it, not "
+        "only empty and flattened ones: finds a fork that committed another branch's "
+        "messages (delta_value_diverged). Loads every head and reads its whole history",
+    )  # fmt: skip
+    command.add_argument(
         "--interrupt-ids", choices=INTERRUPT_ID_SCHEMES, metavar="per-question|first",
         help="how the LangGraph release that will resume the store makes interrupt ids: "
         "per-question (1.2.20 and later) or first (1.2.19 and earlier). A paused question "
@@ -357,6 +363,7 @@ def run_options(args: argparse.Namespace, looks: bool) -> RunOptions:
         waiting=looks and (args.json or args.waiting),
         interrupt_ids=args.interrupt_ids,
         materialize=args.command == "materialize",
+        prove_history=getattr(args, "prove_history", False),
         **graph_options(args),
     )
 

@@ -11,21 +11,33 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 
 from ..codes import DETAIL_KEY
 from ..compatibility import features
+from .branches import copies_its_parent, writes_toward
 from .chains import MAX_CHAIN
 from .channels import (
     as_snapshot,
     channels_to_rebuild,
     delta_channel_names,
     parent_id_of,
+    rebuild_messages,
     snapshot_value,
     with_values,
 )
-from .proof import NOT_STORED, Link, Proof, is_flattened, prove
+from .proof import (
+    NOT_STORED,
+    Divergence,
+    Link,
+    Proof,
+    is_flattened,
+    prove,
+    same_messages,
+    seed_list,
+)
 
 
 def chain_of(tuples: Iterable[CheckpointTuple], head_id: str) -> list[CheckpointTuple]:
@@ -51,18 +63,39 @@ def children_of(tuples: Iterable[CheckpointTuple]) -> Counter[str]:
 def links(
     chain: Sequence[CheckpointTuple], children: Mapping[str, int], channel: str
 ) -> list[Link]:
-    """The chain as one channel's proof reads it."""
-    return [
-        Link(
-            checkpoint_id=str(t.config["configurable"]["checkpoint_id"]),
-            stored=(t.checkpoint.get("channel_values") or {}).get(channel, NOT_STORED),
-            writes=[w for w in t.pending_writes or () if w[1] == channel],
-            children=children.get(str(t.config["configurable"]["checkpoint_id"]), 0),
-            source=(t.metadata or {}).get("source"),
-            written_by=_written_by(t),
+    """The chain as one channel's proof reads it: each checkpoint with the writes that
+    built its child on the chain (`branches.writes_toward`)."""
+    copies = [_copies_parent(parent, t) for parent, t in zip([None, *chain], chain)]
+    found: list[Link] = []
+    for n, t in enumerate(chain):
+        checkpoint_id = str(t.config["configurable"]["checkpoint_id"])
+        writes = [w for w in t.pending_writes or () if w[1] == channel]
+        if n + 1 < len(chain):
+            child = chain[n + 1]
+            writes = writes_toward(checkpoint_id, writes, _source(child), copies[n + 1])
+        found.append(
+            Link(
+                checkpoint_id=checkpoint_id,
+                stored=(t.checkpoint.get("channel_values") or {}).get(channel, NOT_STORED),
+                writes=writes,
+                children=children.get(checkpoint_id, 0),
+                source=_source(t),
+                written_by=_written_by(t),
+                copies_parent=copies[n],
+            )
         )
-        for t in chain
-    ]
+    return found
+
+
+def _source(tup: CheckpointTuple) -> str | None:
+    return (tup.metadata or {}).get("source")
+
+
+def _copies_parent(parent: CheckpointTuple | None, tup: CheckpointTuple) -> bool:
+    if parent is None:
+        return False
+    step, parent_step = (tup.metadata or {}).get("step"), (parent.metadata or {}).get("step")
+    return copies_its_parent(_source(tup), step, parent_step)
 
 
 def _written_by(tup: CheckpointTuple) -> str | None:
@@ -81,8 +114,42 @@ def proofs(
     for channel in channels:
         chained = links(chain, children, channel)
         if any(link.stored is not NOT_STORED for link in chained):
-            found[channel] = prove(chained)
+            found[channel] = with_head_read(prove(chained), chain, channel)
     return found
+
+
+def with_head_read(proof: Proof, chain: Sequence[CheckpointTuple], channel: str) -> Proof:
+    """The proof, with the head itself found diverged where LangGraph reads it other than
+    proven: its walk replays another branch's writes (`branches`) that no seed since
+    has committed yet."""
+    if proof.value is None or proof.divergences or not chain:
+        return proof
+    read = read_as_walked(chain, channel)
+    if read is None or same_messages(read, proof.value):
+        return proof
+    head_id = str(chain[-1].config["configurable"]["checkpoint_id"])
+    found = Divergence("delta_value_diverged", head_id, read, proof.value)
+    return Proof(proof.value, (found,))
+
+
+def read_as_walked(chain: Sequence[CheckpointTuple], channel: str) -> list[BaseMessage] | None:
+    """The head's value of `channel` as LangGraph's walk rebuilds it: the nearest seed
+    on the chain and every write saved since, whichever child it built; None where the
+    head stores its own value (nothing is walked) or it is not messages."""
+    if channel in (chain[-1].checkpoint.get("channel_values") or {}):
+        return None
+    spans: list[list[Any]] = []
+    history: dict[str, Any] = {}
+    for tup in reversed(chain[:-1]):
+        spans.append([w for w in tup.pending_writes or () if w[1] == channel])
+        values = tup.checkpoint.get("channel_values") or {}
+        if channel in values:
+            if (seed := seed_list(values[channel])) is None:
+                return None
+            history["seed"] = seed
+            break
+    history["writes"] = [w for span in reversed(spans) for w in span]
+    return rebuild_messages(history)
 
 
 def namespace_config(tup: CheckpointTuple) -> RunnableConfig:
@@ -97,18 +164,26 @@ def namespace_config(tup: CheckpointTuple) -> RunnableConfig:
 
 
 def to_prove(
-    tup: CheckpointTuple, channels: Iterable[str] | None, seeds: Mapping[str, Any]
+    tup: CheckpointTuple,
+    channels: Iterable[str] | None,
+    seeds: Mapping[str, Any],
+    every: bool = False,
 ) -> list[str]:
     """The selected delta channels of a head whose seeds its rows prove: those whose
     nearest seed (stored at the head, or `seeds`, where the walk from it ended) is
-    empty or flattened. An erased history and a flattened snapshot are how wrong values
-    were committed; proving any other seed costs a whole thread's rows, which a scan of
-    healthy threads does not read."""
+    empty or flattened, or with `every`, each one. An erased history and a flattened
+    snapshot are the common ways wrong values were committed; proving any other seed
+    costs a whole thread's rows, which a scan of healthy threads does not read unless
+    asked (`--prove-history`)."""
     values = tup.checkpoint.get("channel_values") or {}
     delta = delta_channel_names(tup) | set(channels_to_rebuild(tup, None))
     wanted = list(channels) if channels is not None else sorted(delta)
     nearest = {**seeds, **values}
-    found = [name for name in wanted if _suspect(nearest.get(name, NOT_STORED), name in delta)]
+    found = [
+        name
+        for name in wanted
+        if (every and name in delta) or _suspect(nearest.get(name, NOT_STORED), name in delta)
+    ]
     # Without delta channels in LangGraph, a list of lists is the application's own.
     return found if found and features.has_delta_channels() else []
 

@@ -13,8 +13,12 @@ chain from the oldest checkpoint, each seed is compared with that replay:
   AgentCore stored a `_DeltaSnapshot`) is `delta_seed_flattened`: its inner list is
   the value;
 - where there is no proof, the seed is taken as stored: the chain's first checkpoint,
-  a parent with more than one child (a fork: the parent's writes may be another
-  branch's), writes that are not messages.
+  an update or a copy whose parent has another child (the parent's writes may be that
+  child's), writes that are not messages.
+
+Where a thread forked, `lineage` hands each checkpoint only the writes that built its
+child on the chain (`branches`): a fork that copies its parent, and the graph's own
+steps beside an update, are proven without the other branch's writes.
 
 A repair this package wrote holds the proven value, repaired: it ends what was found.
 An undo of one puts the wrong value back: the proof goes on from the proven value.
@@ -39,6 +43,9 @@ NOT_STORED: Any = object()
 """A checkpoint that stores no value for the channel: LangGraph replays through it."""
 FORKING_SOURCES = frozenset({"update", "fork"})
 """Metadata sources of checkpoints that may snapshot writes their parent does not hold."""
+TOLD_APART = frozenset({"loop", "input"})
+"""Sources of a fork's children whose writes are told apart from an update's
+(`branches.writes_toward`)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,8 @@ class Link:
     """Its metadata's `source` (`loop`, `update`, `fork`, `input`)."""
     written_by: str | None = None
     """What kind of checkpoint of this package's it is (`repair`, `undo`), if one."""
+    copies_parent: bool = False
+    """A fork that copies its parent's value (`branches.copies_its_parent`)."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,9 @@ class _Walk:
         self.base: list[BaseMessage] | None = None
         self.since: list[Any] = []
         self.found: list[Divergence] = []
+        self.repaired: list[Divergence] = []
+        """What the last repair of ours on the chain fixed: an undo of it that stores
+        anything else than the proof put the wrong value back."""
 
     def value_after(self, dropped: int = 0) -> list[BaseMessage] | None:
         """The value `base` and the writes since give, but for the last `dropped`."""
@@ -123,12 +135,12 @@ class _Walk:
     ) -> list[BaseMessage] | None:
         """The value to go on from at a stored seed: the proven one where they differ."""
         flattened = seed is not snapshot_value(link.stored)
-        if link.written_by == "repair":
-            self.found.clear()  # a repair stores the proven value, repaired
+        if link.written_by == "repair":  # it stores the proven value, repaired
+            self.repaired, self.found = self.found, []
             return seed
         if link.written_by == "undo" and self.found:
             return self.value_after()
-        if parent is None or parent.children != 1:
+        if parent is None or not _told_apart(parent, link):
             return self._noted(flattened, link, seed, seed)
         expected = self.value_after()  # the parent's writes are the last ones since
         if expected is None:
@@ -136,7 +148,8 @@ class _Walk:
         if same_messages(seed, expected):
             self.found.clear()  # a later seed holds the proven value: the head reads it
             return self._noted(flattened, link, seed, seed)
-        if self._kept_its_branch(parent, link, seed):
+        undid_a_proof = link.written_by == "undo" and bool(self.repaired)
+        if not undid_a_proof and self._kept_its_branch(parent, link, seed):
             return self._noted(flattened, link, seed, seed)
         self.found.append(
             Divergence("delta_value_diverged", link.checkpoint_id, link.stored, expected)
@@ -165,6 +178,12 @@ class _Walk:
             return True  # the parent's writes clear the channel: nothing had to be kept
         kept = {message.id for message in seed}
         return all(m.id in kept or m.id in removed for m in before)
+
+
+def _told_apart(parent: Link, link: Link) -> bool:
+    """Whether the writes that built `link` are known: its parent has no other child, or
+    `link` is a child whose writes are told apart from its siblings' (`branches`)."""
+    return parent.children == 1 or link.copies_parent or link.source in TOLD_APART
 
 
 def seed_list(stored: Any) -> list[BaseMessage] | None:

@@ -152,11 +152,13 @@ def read_proofs(
     stored: CheckpointTuple,
     channels: Collection[str] | None,
     seeds: Mapping[str, Any],
+    every: bool = False,
 ) -> dict[str, Proof]:
     """The head's delta channels whose stored seeds its rows prove wrong
     (`delta.proof`), read from a listing of its namespace; none to prove
-    (`delta.lineage.to_prove`, from the `seeds` its load's walks ended at), no read."""
-    wanted = to_prove(stored, channels, seeds)
+    (`delta.lineage.to_prove`, from the `seeds` its load's walks ended at, or `every`
+    delta channel), no read."""
+    wanted = to_prove(stored, channels, seeds, every)
     if not wanted:
         return {}
     listed = list(saver.list(namespace_config(stored)))
@@ -168,9 +170,10 @@ async def aread_proofs(
     stored: CheckpointTuple,
     channels: Collection[str] | None,
     seeds: Mapping[str, Any],
+    every: bool = False,
 ) -> dict[str, Proof]:
     """The async twin of `read_proofs`."""
-    wanted = to_prove(stored, channels, seeds)
+    wanted = to_prove(stored, channels, seeds, every)
     if not wanted:
         return {}
     listed = [tup async for tup in saver.alist(namespace_config(stored))]
