@@ -264,11 +264,13 @@ KINDS: dict[str, tuple[str, str]] = {
         "with `repair --graph SPEC`, on a graph with compiled interrupts",
     ),
     "delta_value_diverged": (
-        "a delta channel's stored seed is not what its parent's value and the writes saved "
-        "on the parent give through the reducer; the head gets the proven value (see [a "
+        "a delta channel's stored seed (or, below a fork, the head's read) is not what its "
+        "parent's value and the writes that built it give through the reducer; the head "
+        "gets the proven value (see [a "
         "history that went wrong](../how-to/deep-agents.md#a-history-that-went-wrong-and-"
         "was-committed))",
-        "by the batch job (`scan`, `show`, `repair`, undoable), on every store it writes",
+        "by the batch job (`scan`, `show`, `repair`, undoable), on every store it writes; "
+        "a seed holding other messages than proven (a fork's) with `--prove-history`",
     ),
     "delta_seed_flattened": (
         "a delta channel's seed was stored as a list holding the list of messages, on "

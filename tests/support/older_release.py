@@ -1,6 +1,7 @@
 """Older LangGraph releases beside the newest, each in a virtual environment of its own
 (built with uv once, under a lock, where CI has not built it already): 1.2.19, which
-makes interrupt ids its own way, and 1.1.10, from before delta channels. The
+makes interrupt ids its own way, 1.2.11, which stored a fork unsealed, and 1.1.10, from
+before delta channels. The
 two-question application (`two_questions`) is driven as a child process by either
 release over one store."""
 
@@ -16,6 +17,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 OLDER = "1.2.19"
+FORK_UNSEALED = "1.2.11"
+"""A release that stored a fork without a snapshot: every read below it replays the
+writes of the branch it left (langgraph#8443)."""
 BEFORE_DELTA = "1.1.10"
 """The newest LangGraph without delta channels: it reads a delta head's messages as none."""
 APP = Path(__file__).with_name("two_questions.py")

@@ -65,7 +65,9 @@ def links(
 ) -> list[Link]:
     """The chain as one channel's proof reads it: each checkpoint with the writes that
     built its child on the chain (`branches.writes_toward`)."""
-    copies = [_copies_parent(parent, t) for parent, t in zip([None, *chain], chain)]
+    copies = [
+        _copies_parent(parent, t) for parent, t in zip([None, *chain[:-1]], chain, strict=True)
+    ]
     found: list[Link] = []
     for n, t in enumerate(chain):
         checkpoint_id = str(t.config["configurable"]["checkpoint_id"])
@@ -139,7 +141,7 @@ def read_as_walked(chain: Sequence[CheckpointTuple], channel: str) -> list[BaseM
     if channel in (chain[-1].checkpoint.get("channel_values") or {}):
         return None
     spans: list[list[Any]] = []
-    history: dict[str, Any] = {}
+    history: Any = {}
     for tup in reversed(chain[:-1]):
         spans.append([w for w in tup.pending_writes or () if w[1] == channel])
         values = tup.checkpoint.get("channel_values") or {}
