@@ -2,7 +2,8 @@
 stored as LangGraph before 1.2.19 stored it (the fork unsealed) reads the answer it
 replaced beside the new one, and the next snapshot commits both. `--prove-history`
 finds it from the rows, the repair appends the proven value, the agent goes on, and
-undo puts the read back. Forks the newest LangGraph writes (a regenerate, an update on
+undo puts the read back; the wrapper asked to prove history loads it as proven. Forks
+the newest LangGraph writes (a regenerate, an update on
 an older checkpoint, a copy) are never flagged."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import CheckpointTuple
 
+from langgraph_checkpoint_repair import PatchingCheckpointer
 from tests.batch.test_delta_diverged import HEALTHY, _history, preview, write_turns
 from tests.support.agents import ToolBox
 from tests.support.batch_runs import all_checkpoints, run_repair, run_undo
@@ -159,3 +161,16 @@ async def test_forks_the_newest_langgraph_writes_are_never_flagged(store: Store)
     assert report.threads_scanned == len(names)
     assert (await run_repair(store, prove_history=True)).checkpoints_written == 0
     assert {t: await read(store, t) for t in names} == before
+
+
+async def test_the_wrapper_proving_history_loads_the_fork_as_proven(store: Store) -> None:
+    proven = await forked_thread(store)
+    listed = await all_checkpoints(store)
+    wrapped = PatchingCheckpointer(store.saver, prove_history=True)
+    shown = await messages_of(store, delta_chat(wrapped), config("regenerated"))
+    assert texts(shown) == proven
+    assert await all_checkpoints(store) == listed  # nothing written on load
+    agent = delta_agent(model("Still here."), ToolBox(), wrapped)
+    result = await store.invoke(agent, {"messages": [HumanMessage("Hi?")]}, config("regenerated"))
+    assert texts(result["messages"]) == [*proven, "Hi?", "Still here."]
+    assert await read(store, "regenerated") == [*proven, "Hi?", "Still here."]

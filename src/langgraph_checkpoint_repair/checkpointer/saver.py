@@ -23,7 +23,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ..codes import InterruptIds
-from ..decoding.load_watcher import LoadWatcher
+from ..decoding.load_watcher import LoadWatcher, with_moved_types
 from ..decoding.names import TypeName
 from ..decoding.rename import moved_from
 from ..delta.chains import VerifiedChains, chain_key
@@ -85,6 +85,10 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
     makes interrupt ids) shows a loaded head's paused questions with the ids that
     release computes, as `repair --interrupt-ids` writes them; nothing is written, so
     strict resume can be turned on before any batch run.
+
+    A delta channel whose seed its rows prove wrong loads with the proven value. Only
+    empty and flattened seeds are proven unless `prove_history`: then every load reads
+    its namespace's whole history, and a fork that replayed another branch loads right.
     """
 
     saver: BaseCheckpointSaver[Any]
@@ -111,6 +115,7 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         moved_types: Mapping[str, str] | None = None,
         renamed_nodes: Mapping[str, str] | None = None,
         interrupt_ids: InterruptIds | None = None,
+        prove_history: bool = False,
     ) -> None:
         if not isinstance(saver, BaseCheckpointSaver):
             raise TypeError(f"expected a BaseCheckpointSaver, got {type(saver).__name__}")
@@ -127,6 +132,7 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         self._verified = VerifiedChains()
         self.renamed_nodes = checked_renames(renamed_nodes or {}, None, needs_graph=False)
         self.interrupt_ids = checked_scheme(interrupt_ids)
+        self.prove_history = prove_history
 
     def repair_tuple(self, tup: CheckpointTuple | None) -> CheckpointTuple | None:
         """The repaired view of a tuple loaded elsewhere; the same object when it is clean."""
@@ -157,28 +163,13 @@ class PatchingCheckpointer(BaseCheckpointSaver[Any]):
         return self.saver.get_next_version(current, channel)
 
 
-def with_moved_types(
-    saver: BaseCheckpointSaver[Any], moved: Mapping[TypeName, TypeName]
-) -> BaseCheckpointSaver[Any]:
-    """A shallow copy of `saver` (its connection, lock and data shared) whose serializer
-    is the loading proxy with `moved`: its loads hand out the new classes and note what
-    they meet. `saver` itself is left as it was, so it loads as before, and two wrappers
-    of one saver each see only their own mappings."""
-    serde: Any = saver.serde
-    if isinstance(serde, LoadWatcher):  # a wrapper's copy: one proxy, both mappings
-        serde, moved = serde.inner, {**serde.moved, **moved}
-    copied = copy.copy(saver)
-    copied.serde = LoadWatcher(serde, moved)
-    return copied
-
-
 def _loaded(self: PatchingCheckpointer, tup: CheckpointTuple | None) -> CheckpointTuple | None:
     """The repaired view of a stored tuple, its delta message channels rebuilt first
     (from their proven value, where their rows prove the seed LangGraph reads wrong)."""
     if tup is None:
         return None
     try:
-        loaded = read_proven(self.saver, tup, self.channels, self._verified)
+        loaded = read_proven(self.saver, tup, self.channels, self._verified, self.prove_history)
         tup, rebuilt, rest = loaded.tup, loaded.names, loaded.rest
     except Exception:
         self._view.rebuild_failed(tup)
@@ -194,7 +185,9 @@ async def _aloaded(
     if tup is None:
         return None
     try:
-        loaded = await aread_proven(self.saver, tup, self.channels, self._verified)
+        loaded = await aread_proven(
+            self.saver, tup, self.channels, self._verified, self.prove_history
+        )
         tup, rebuilt, rest = loaded.tup, loaded.names, loaded.rest
     except Exception:
         self._view.rebuild_failed(tup)

@@ -11,8 +11,11 @@ own.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from .names import TypeName, UndecodableBytes
 from .rename import rename_types
@@ -76,3 +79,18 @@ class LoadWatcher:
             return rename_types(blob, self.moved)
         except UndecodableBytes:
             return blob
+
+
+def with_moved_types(
+    saver: BaseCheckpointSaver[Any], moved: Mapping[TypeName, TypeName]
+) -> BaseCheckpointSaver[Any]:
+    """A shallow copy of `saver` (its connection, lock and data shared) whose serializer
+    is the loading proxy with `moved`: its loads hand out the new classes and note what
+    they meet. `saver` itself is left as it was, so it loads as before, and two wrappers
+    of one saver each see only their own mappings."""
+    serde: Any = saver.serde
+    if isinstance(serde, LoadWatcher):  # a wrapper's copy: one proxy, both mappings
+        serde, moved = serde.inner, {**serde.moved, **moved}
+    copied = copy.copy(saver)
+    copied.serde = LoadWatcher(serde, moved)
+    return copied

@@ -197,11 +197,13 @@ def read_proven(
     tup: CheckpointTuple,
     names: Collection[str] | None,
     verified: VerifiedChains | None = None,
+    every: bool = False,
 ) -> Rebuilt:
     """`read_rebuilt`, each channel whose rows prove its seed wrong holding the proven
-    value instead (`read_proofs`): what the wrapper hands LangGraph."""
+    value instead (`read_proofs`, `every` seed or the suspect ones): what the wrapper
+    hands LangGraph."""
     rebuilt = read_rebuilt(saver, tup, names, verified)
-    proven = read_proofs(saver, tup, names, rebuilt.seeds)
+    proven = read_proofs(saver, tup, names, rebuilt.seeds, every)
     held, named = with_proven(rebuilt.tup, rebuilt.names, proven)
     return rebuilt._replace(tup=held, names=named)
 
@@ -211,9 +213,10 @@ async def aread_proven(
     tup: CheckpointTuple,
     names: Collection[str] | None,
     verified: VerifiedChains | None = None,
+    every: bool = False,
 ) -> Rebuilt:
     """The async twin of `read_proven`."""
     rebuilt = await aread_rebuilt(saver, tup, names, verified)
-    proven = await aread_proofs(saver, tup, names, rebuilt.seeds)
+    proven = await aread_proofs(saver, tup, names, rebuilt.seeds, every)
     held, named = with_proven(rebuilt.tup, rebuilt.names, proven)
     return rebuilt._replace(tup=held, names=named)
