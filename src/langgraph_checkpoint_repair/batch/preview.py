@@ -132,7 +132,7 @@ def preview_thread(
                 raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
             loaded = read_rebuilt(store.saver, stored, [channel])
             tup = loaded.tup
-            proven = read_proofs(store.saver, stored, [channel], loaded.seeds, every=True)
+            proven = read_proofs(store.saver, stored, [channel], loaded, every=True)
         except Exception as error:
             key = (thread_id, checkpoint_ns, store.head_id(thread_id, checkpoint_ns) or "")
             values = None if not key[2] else store.stored_values(key)
@@ -167,7 +167,7 @@ async def apreview_thread(
                 raise ThreadNotFound(_not_found(thread_id, checkpoint_ns))
             loaded = await aread_rebuilt(store.saver, stored, [channel])
             tup = loaded.tup
-            proven = await aread_proofs(store.saver, stored, [channel], loaded.seeds, every=True)
+            proven = await aread_proofs(store.saver, stored, [channel], loaded, every=True)
         except Exception as error:
             head = await store.head_id(thread_id, checkpoint_ns)
             key = (thread_id, checkpoint_ns, head or "")

@@ -219,7 +219,7 @@ class _SyncRun(_Run):
                     return None
                 channels = self.channels_of(stored)
                 loaded = read_rebuilt(self.store.saver, stored, channels)
-                proven = read_proofs(self.store.saver, stored, channels, loaded.seeds, self.every)
+                proven = read_proofs(self.store.saver, stored, channels, loaded, self.every)
             except Exception as error:
                 if store_lost(error):
                     raise
@@ -362,9 +362,7 @@ class _AsyncRun(_Run):
                     return None
                 channels = self.channels_of(stored)
                 loaded = await aread_rebuilt(self.store.saver, stored, channels)
-                proven = await aread_proofs(
-                    self.store.saver, stored, channels, loaded.seeds, self.every
-                )
+                proven = await aread_proofs(self.store.saver, stored, channels, loaded, self.every)
             except Exception as error:
                 if store_lost(error):
                     raise

@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 
@@ -24,7 +23,6 @@ from .channels import (
     channels_to_rebuild,
     delta_channel_names,
     parent_id_of,
-    rebuild_messages,
     snapshot_value,
     with_values,
 )
@@ -106,52 +104,35 @@ def _written_by(tup: CheckpointTuple) -> str | None:
 
 
 def proofs(
-    tuples: Sequence[CheckpointTuple], head_id: str, channels: Iterable[str]
+    tuples: Sequence[CheckpointTuple],
+    head_id: str,
+    channels: Iterable[str],
+    reads: Mapping[str, Any] | None = None,
 ) -> dict[str, Proof]:
     """Each channel's proof over the head's chain: only channels whose chain holds a
-    seed after its first checkpoint have anything to prove."""
+    seed after its first checkpoint have anything to prove. `reads`: the head's values
+    as its load rebuilt them, where it stores none (`with_head_read`)."""
     chain = chain_of(tuples, head_id)
     children = children_of(tuples)
     found: dict[str, Proof] = {}
     for channel in channels:
         chained = links(chain, children, channel)
         if any(link.stored is not NOT_STORED for link in chained):
-            found[channel] = with_head_read(prove(chained), chain, channel)
+            read = (reads or {}).get(channel, NOT_STORED)
+            found[channel] = with_head_read(prove(chained), head_id, read)
     return found
 
 
-def with_head_read(proof: Proof, chain: Sequence[CheckpointTuple], channel: str) -> Proof:
-    """The proof, with the head itself found diverged where LangGraph reads it other than
-    proven: its walk replays another branch's writes (`branches`) that no seed since
-    has committed yet."""
-    if proof.value is None or proof.divergences or not chain:
+def with_head_read(proof: Proof, head_id: str, read: Any) -> Proof:
+    """The proof, with the head itself found diverged where its load reads it other than
+    proven: the walk replayed another branch's writes (`branches`) that no seed since has
+    committed, or the saver's reads of its ancestors miss writes its listing holds."""
+    if proof.value is None or proof.divergences or read is NOT_STORED:
         return proof
-    read = read_as_walked(chain, channel)
-    if read is None or same_messages(read, proof.value):
+    held = seed_list(read)
+    if held is None or same_messages(held, proof.value):
         return proof
-    head_id = str(chain[-1].config["configurable"]["checkpoint_id"])
-    found = Divergence("delta_value_diverged", head_id, read, proof.value)
-    return Proof(proof.value, (found,))
-
-
-def read_as_walked(chain: Sequence[CheckpointTuple], channel: str) -> list[BaseMessage] | None:
-    """The head's value of `channel` as LangGraph's walk rebuilds it: the nearest seed
-    on the chain and every write saved since, whichever child it built; None where the
-    head stores its own value (nothing is walked) or it is not messages."""
-    if channel in (chain[-1].checkpoint.get("channel_values") or {}):
-        return None
-    spans: list[list[Any]] = []
-    history: Any = {}
-    for tup in reversed(chain[:-1]):
-        spans.append([w for w in tup.pending_writes or () if w[1] == channel])
-        values = tup.checkpoint.get("channel_values") or {}
-        if channel in values:
-            if (seed := seed_list(values[channel])) is None:
-                return None
-            history["seed"] = seed
-            break
-    history["writes"] = [w for span in reversed(spans) for w in span]
-    return rebuild_messages(history)
+    return Proof(proof.value, (Divergence("delta_value_diverged", head_id, read, proof.value),))
 
 
 def namespace_config(tup: CheckpointTuple) -> RunnableConfig:

@@ -151,33 +151,39 @@ def read_proofs(
     saver: BaseCheckpointSaver[Any],
     stored: CheckpointTuple,
     channels: Collection[str] | None,
-    seeds: Mapping[str, Any],
+    loaded: Rebuilt,
     every: bool = False,
 ) -> dict[str, Proof]:
     """The head's delta channels whose stored seeds its rows prove wrong
-    (`delta.proof`), read from a listing of its namespace; none to prove
-    (`delta.lineage.to_prove`, from the `seeds` its load's walks ended at, or `every`
-    delta channel), no read."""
-    wanted = to_prove(stored, channels, seeds, every)
+    (`delta.proof`), or its `loaded` read other than proven, read from a listing of its
+    namespace; none to prove (`delta.lineage.to_prove`, from the seeds its load's walks
+    ended at, or `every` delta channel), no read."""
+    wanted = to_prove(stored, channels, loaded.seeds, every)
     if not wanted:
         return {}
     listed = list(saver.list(namespace_config(stored)))
-    return _wrong(proofs(listed, _head_id(stored), wanted))
+    return _wrong(proofs(listed, _head_id(stored), wanted, _reads(loaded)))
 
 
 async def aread_proofs(
     saver: BaseCheckpointSaver[Any],
     stored: CheckpointTuple,
     channels: Collection[str] | None,
-    seeds: Mapping[str, Any],
+    loaded: Rebuilt,
     every: bool = False,
 ) -> dict[str, Proof]:
     """The async twin of `read_proofs`."""
-    wanted = to_prove(stored, channels, seeds, every)
+    wanted = to_prove(stored, channels, loaded.seeds, every)
     if not wanted:
         return {}
     listed = [tup async for tup in saver.alist(namespace_config(stored))]
-    return _wrong(proofs(listed, _head_id(stored), wanted))
+    return _wrong(proofs(listed, _head_id(stored), wanted, _reads(loaded)))
+
+
+def _reads(loaded: Rebuilt) -> dict[str, Any]:
+    """The values the load rebuilt (those the head does not store)."""
+    values = loaded.tup.checkpoint.get("channel_values") or {}
+    return {name: values[name] for name in loaded.names if name in values}
 
 
 def _wrong(found: dict[str, Proof]) -> dict[str, Proof]:
@@ -203,7 +209,7 @@ def read_proven(
     value instead (`read_proofs`, `every` seed or the suspect ones): what the wrapper
     hands LangGraph."""
     rebuilt = read_rebuilt(saver, tup, names, verified)
-    proven = read_proofs(saver, tup, names, rebuilt.seeds, every)
+    proven = read_proofs(saver, tup, names, rebuilt, every)
     held, named = with_proven(rebuilt.tup, rebuilt.names, proven)
     return rebuilt._replace(tup=held, names=named)
 
@@ -217,6 +223,6 @@ async def aread_proven(
 ) -> Rebuilt:
     """The async twin of `read_proven`."""
     rebuilt = await aread_rebuilt(saver, tup, names, verified)
-    proven = await aread_proofs(saver, tup, names, rebuilt.seeds, every)
+    proven = await aread_proofs(saver, tup, names, rebuilt, every)
     held, named = with_proven(rebuilt.tup, rebuilt.names, proven)
     return rebuilt._replace(tup=held, names=named)
