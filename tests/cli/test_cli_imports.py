@@ -99,6 +99,7 @@ def test_help_and_version_import_nothing_but_the_package(tmp_path: Path, argv: l
         "langgraph_checkpoint_repair.cli.materialize",
         "langgraph_checkpoint_repair.cli.retention",
         "langgraph_checkpoint_repair.cli.rollback",
+        "langgraph_checkpoint_repair.cli.values",
         "langgraph_checkpoint_repair.codes",
         "langgraph_checkpoint_repair.lazy_exports",
         "langgraph_checkpoint_repair.targets",
