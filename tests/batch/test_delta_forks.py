@@ -18,6 +18,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.types import Command
 
 from langgraph_checkpoint_repair import PatchingCheckpointer
 from tests.batch.test_delta_diverged import HEALTHY, _history, preview, write_turns
@@ -153,7 +154,10 @@ async def test_forks_the_newest_langgraph_writes_are_never_flagged(store: Store)
     history = [s async for s in _history(store, chat, config("copied"))]
     await store.update_state(chat, history[1].config, None, "__copy__")
     await write_turns(store, "copied", [[human("after")]])
-    names = [*HEALTHY, "regenerated", "updated", "copied"]
+    agent, before_answer = await regenerate(store, "edited")  # an edit, then a regenerate
+    edit: Command[Any] = Command(update={"messages": [HumanMessage("Again, edited?", id="edited")]})
+    await store.invoke(agent, edit, before_answer.config)
+    names = [*HEALTHY, "regenerated", "updated", "copied", "edited"]
     before = {t: await read(store, t) for t in names}
 
     report = await run_repair(store, dry_run=True, prove_history=True)

@@ -70,3 +70,57 @@ def test_a_healthy_delta_thread_is_materialized_and_read_the_same(js_app: JsApp)
     assert js_app.delta_turn("healthy")["messages"] == before
     assert_js_format_only(stored_rows(js_app.target))
     assert js_app.delta_turn("healthy", "five")["messages"][-1]["content"] == "You said: five"
+
+
+REGENERATED = [*("one", "You said: one", "two", "You said: two", "three"), "Said again"]
+LATER = ["four", "You said: four", "five", "You said: five"]
+
+
+def regenerated(js_app: JsApp, thread_id: str = "regenerated") -> list[str]:
+    """Three turns, the last answer made again, two turns more: the texts it reads."""
+    for text in ("one", "two", "three"):
+        js_app.delta_turn(thread_id, text)
+    js_app.regenerate(thread_id)
+    for text in ("four", "five"):
+        js_app.delta_turn(thread_id, text)
+    return texts(js_app, thread_id)
+
+
+def texts(js_app: JsApp, thread_id: str) -> list[str]:
+    return [m["content"] for m in js_app.delta_turn(thread_id)["messages"]]
+
+
+def test_a_regenerate_that_kept_the_replaced_answer_is_proven_and_repaired(
+    pg_js_app: JsApp,
+) -> None:
+    """On PostgreSQL, LangGraph.js 1.7.3 reads a regenerated thread with the answer it
+    replaced still in it, and its next snapshot commits that."""
+    read = regenerated(pg_js_app)
+    assert read == [*REGENERATED[:-1], "You said: three", "Said again", *LATER]  # the brick
+    before = stored_rows(pg_js_app.target)
+    dry = run("repair", pg_js_app.target, "--prove-history", "--dry-run")
+    assert dry["threads_needing_repair"] == 1
+    assert stored_rows(pg_js_app.target) == before
+
+    report = run("repair", pg_js_app.target, "--prove-history")
+    assert report["actions"].get("delta_value_diverged", 0) >= 1
+    assert texts(pg_js_app, "regenerated") == [*REGENERATED, *LATER]
+    assert_js_format_only(stored_rows(pg_js_app.target))
+    assert run("scan", pg_js_app.target, "--prove-history")["threads"] == []
+    undone = run_cli("undo", pg_js_app.target, "--run", report["run_id"], "--json")
+    assert last_json(undone.stdout)["threads_restored"] == 1
+    assert texts(pg_js_app, "regenerated") == read
+    run("repair", pg_js_app.target, "--prove-history")
+    went_on = pg_js_app.delta_turn("regenerated", "six")["messages"]
+    assert [m["content"] for m in went_on] == [*REGENERATED, *LATER, "six", "You said: six"]
+
+
+def test_a_regenerate_is_flagged_only_where_it_reads_wrong(js_app: JsApp) -> None:
+    """Where the fork reads right (SQLite stores its value with the checkpoint), every
+    seed proves as stored."""
+    read = regenerated(js_app)
+    if js_app.target.startswith("sqlite:///"):
+        assert read == [*REGENERATED, *LATER]
+        assert run("scan", js_app.target, "--prove-history")["threads"] == []
+    else:
+        assert run("scan", js_app.target, "--prove-history")["threads_needing_repair"] == 1

@@ -11,6 +11,8 @@
 //   node app.mjs delta THREAD TEXT  one turn of a chat graph whose messages are a delta
 //                                   channel (MessagesDeltaValue); prints its messages.
 //                                   "call CITY" makes a tool call nothing answers
+//   node app.mjs regenerate THREAD  that graph's last answer made again, from the
+//                                   checkpoint before it (a run from an older checkpoint)
 //
 // Environment: JS_APP_SQLITE_PATH (a SQLite file: its saver is used), else JS_APP_REDIS_URL
 // (a redis:// URL: @langchain/langgraph-checkpoint-redis), else JS_APP_POSTGRES_URI (a
@@ -146,7 +148,7 @@ async function asking(checkpointer, command, config, text) {
 }
 
 /** A chat node over a delta `messages` channel, as a deep agent keeps its messages. */
-async function deltaTurn(checkpointer, config, text) {
+async function deltaTurn(checkpointer, config, text, regenerate = false) {
   // MessagesDeltaValue, snapshotting every 3 updates (100 by default) so that a few
   // turns hold a snapshot of LangGraph.js's own
   const messages = new DeltaValue(MessagesDeltaValue.valueSchema, {
@@ -160,7 +162,9 @@ async function deltaTurn(checkpointer, config, text) {
     const calls = text.startsWith("call ")  // a call no tool answers: the thread is broken
       ? [{ id: `call_${turn}`, name: "get_weather", args: { city: text.slice(5) }, type: "tool_call" }]
       : [];
-    const reply = new AIMessage({ content: `You said: ${text}`, id: `ai-${turn}`, tool_calls: calls });
+    const reply = regenerate
+      ? new AIMessage({ content: "Said again", id: `ai-${turn}-again` })
+      : new AIMessage({ content: `You said: ${text}`, id: `ai-${text}`, tool_calls: calls });
     return { messages: [reply] };
   };
   const graph = new StateGraph(State)
@@ -168,7 +172,16 @@ async function deltaTurn(checkpointer, config, text) {
     .addEdge(START, "chat")
     .addEdge("chat", END)
     .compile({ checkpointer });
-  if (text) await graph.invoke({ messages: [{ role: "user", content: text, id: `h-${text}` }] }, config);
+  if (regenerate) {
+    for await (const past of graph.getStateHistory(config)) {
+      if (past.next.includes("chat")) {
+        await graph.invoke(null, past.config);
+        break;
+      }
+    }
+  } else if (text) {
+    await graph.invoke({ messages: [{ role: "user", content: text, id: `h-${text}` }] }, config);
+  }
   const state = await graph.getState(config);
   return { ok: true, messages: describe(state.values.messages ?? []) };
 }
@@ -177,12 +190,12 @@ async function main() {
   const [command, threadId, text] = process.argv.slice(2);
   const checkpointer = await openCheckpointer();
   if (!(checkpointer instanceof RedisSaver)) await checkpointer.setup();
-  if (command === "ask" || command === "answer" || command === "delta") {
+  if (["ask", "answer", "delta", "regenerate"].includes(command)) {
     const config = { configurable: { thread_id: threadId } };
     try {
       const done =
-        command === "delta"
-          ? await deltaTurn(checkpointer, config, text)
+        command === "delta" || command === "regenerate"
+          ? await deltaTurn(checkpointer, config, text ?? "", command === "regenerate")
           : await asking(checkpointer, command, config, text);
       console.log(JSON.stringify(done));
     } finally {

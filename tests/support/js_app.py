@@ -112,6 +112,10 @@ class JsApp:
         """A turn of the chat graph over a delta `messages` channel; none, to read it."""
         return self.run("delta", thread_id, *([text] if text else []))
 
+    def regenerate(self, thread_id: str) -> dict[str, Any]:
+        """The chat graph's last answer made again from the checkpoint before it."""
+        return self.run("regenerate", thread_id)
+
     def brick(self, thread_id: str) -> dict[str, Any]:
         """A thread interrupted before its tools, then a new user message: the turn fails
         the provider's pairing rule, and every later one does too."""

@@ -69,10 +69,11 @@ def links(
     found: list[Link] = []
     for n, t in enumerate(chain):
         checkpoint_id = str(t.config["configurable"]["checkpoint_id"])
-        writes = [w for w in t.pending_writes or () if w[1] == channel]
+        saved = [w for w in t.pending_writes or () if w[1] == channel]
+        writes = saved
         if n + 1 < len(chain):
             child = chain[n + 1]
-            writes = writes_toward(checkpoint_id, writes, _source(child), copies[n + 1])
+            writes = writes_toward(checkpoint_id, saved, _source(child), copies[n + 1])
         found.append(
             Link(
                 checkpoint_id=checkpoint_id,
@@ -82,6 +83,7 @@ def links(
                 source=_source(t),
                 written_by=_written_by(t),
                 copies_parent=copies[n],
+                others=[w for w in saved if w not in writes],
             )
         )
     return found

@@ -25,7 +25,10 @@ An undo of one puts the wrong value back: the proof goes on from the proven valu
 An update or fork that snapshots a branch its parent's writes do not hold (LangGraph
 saves no writes for an update on a checkpoint already built on) is recognised by what
 it kept: every message of the parent's value that no write removes. Only a seed that
-lost such messages is called diverged there.
+lost such messages is called diverged there. A fork that copies its parent holds the
+parent's value (and what a `Command` it ran with wrote), never a message only the
+other branch's writes hold: LangGraph.js's PostgreSQL saver keys a snapshot by its
+version alone, so such a fork can load its sibling's (langgraphjs#2737).
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ class Link:
     """What kind of checkpoint of this package's it is (`repair`, `undo`), if one."""
     copies_parent: bool = False
     """A fork that copies its parent's value (`branches.copies_its_parent`)."""
+    others: Sequence[Any] = ()
+    """The channel's writes saved on this checkpoint that built another child."""
 
 
 @dataclass(frozen=True)
@@ -148,8 +153,10 @@ class _Walk:
         if same_messages(seed, expected):
             self.found.clear()  # a later seed holds the proven value: the head reads it
             return self._noted(flattened, link, seed, seed)
-        undid_a_proof = link.written_by == "undo" and bool(self.repaired)
-        if not undid_a_proof and self._kept_its_branch(parent, link, seed):
+        if link.copies_parent and not holds_any(seed, parent.others, expected):
+            return self._noted(flattened, link, seed, seed)  # a copy, with a Command's writes
+        lenient = not link.copies_parent and not (link.written_by == "undo" and self.repaired)
+        if lenient and self._kept_its_branch(parent, link, seed):
             return self._noted(flattened, link, seed, seed)
         self.found.append(
             Divergence("delta_value_diverged", link.checkpoint_id, link.stored, expected)
@@ -206,6 +213,20 @@ def is_flattened(value: Any) -> bool:
         and bool(value[0])
         and all(isinstance(item, BaseMessage) for item in value[0])
     )
+
+
+def holds_any(
+    seed: Sequence[BaseMessage], writes: Sequence[Any], kept: Sequence[BaseMessage]
+) -> bool:
+    """Whether `seed` holds a message `writes` made that `kept` does not hold."""
+    made = {m.id for _, _, value in writes for m in _messages_in(value) if m.id}
+    made -= {m.id for m in kept}
+    return any(m.id in made for m in seed)
+
+
+def _messages_in(value: Any) -> list[BaseMessage]:
+    items = value if isinstance(value, list) else [value]
+    return [item for item in items if isinstance(item, BaseMessage)]
 
 
 def removed_ids(writes: Sequence[Any]) -> set[str] | None:
