@@ -65,3 +65,15 @@ def test_a_seed_below_a_fork_that_kept_the_replaced_answer_is_found() -> None:
     (found,) = proof.divergences
     assert (found.code, found.checkpoint_id) == ("delta_value_diverged", "2")
     assert [m.id for m in proof.value or []] == ["h-a", "new"]
+
+
+def test_a_copy_may_hold_what_its_own_command_wrote_but_not_the_other_branch() -> None:
+    replaced = ("t", "messages", [ai("old", text="replaced answer")])
+    base = Link("0", _DeltaSnapshot([human("a")]), [], children=2, others=[replaced])
+    edited = Link("1", _DeltaSnapshot([human("a"), human("edit")]), [], source="fork",
+                  copies_parent=True)  # fmt: skip
+    assert prove([base, edited]).divergences == ()
+    leaked = Link("1", _DeltaSnapshot([human("a"), ai("old", text="replaced answer")]), [],
+                  source="fork", copies_parent=True)  # fmt: skip
+    (found,) = prove([base, leaked]).divergences
+    assert [m.id for m in found.proven] == ["h-a"]

@@ -153,10 +153,7 @@ class _Walk:
         if same_messages(seed, expected):
             self.found.clear()  # a later seed holds the proven value: the head reads it
             return self._noted(flattened, link, seed, seed)
-        if link.copies_parent and not holds_any(seed, parent.others, expected):
-            return self._noted(flattened, link, seed, seed)  # a copy, with a Command's writes
-        lenient = not link.copies_parent and not (link.written_by == "undo" and self.repaired)
-        if lenient and self._kept_its_branch(parent, link, seed):
+        if self._right_otherwise(parent, link, seed, expected):
             return self._noted(flattened, link, seed, seed)
         self.found.append(
             Divergence("delta_value_diverged", link.checkpoint_id, link.stored, expected)
@@ -171,6 +168,18 @@ class _Walk:
                 Divergence("delta_seed_flattened", link.checkpoint_id, link.stored, seed)
             )
         return taken
+
+    def _right_otherwise(
+        self, parent: Link, link: Link, seed: list[BaseMessage], expected: list[BaseMessage]
+    ) -> bool:
+        """A seed other than the replay that is right all the same: a copy holding no
+        message only the other branch wrote (a `Command`'s writes are its own), or an
+        update or fork that kept its branch. Never an undo that put a proof back."""
+        if link.copies_parent:
+            return not holds_any(seed, parent.others, expected)
+        if link.written_by == "undo" and self.repaired:
+            return False
+        return self._kept_its_branch(parent, link, seed)
 
     def _kept_its_branch(self, parent: Link, link: Link, seed: list[BaseMessage]) -> bool:
         """An update or fork whose seed keeps every message of its parent's value that
