@@ -24,7 +24,7 @@ from langgraph_checkpoint_repair import PatchingCheckpointer
 from tests.batch.test_delta_diverged import HEALTHY, _history, preview, write_turns
 from tests.support.agents import ToolBox
 from tests.support.batch_runs import all_checkpoints, run_repair, run_undo
-from tests.support.delta_agents import delta_agent, delta_chat, messages_of
+from tests.support.delta_agents import deep_agent, delta_agent, delta_chat, messages_of
 from tests.support.delta_damage import unseal_fork
 from tests.support.fakes import model
 from tests.support.histories import human
@@ -178,3 +178,28 @@ async def test_the_wrapper_proving_history_loads_the_fork_as_proven(store: Store
     result = await store.invoke(agent, {"messages": [HumanMessage("Hi?")]}, config("regenerated"))
     assert texts(result["messages"]) == [*proven, "Hi?", "Still here."]
     assert await read(store, "regenerated") == [*proven, "Hi?", "Still here."]
+
+
+async def test_a_deep_agents_regenerate_is_proven_as_stored_then_found_unsealed(
+    store: Store,
+) -> None:
+    """A stock `create_deep_agent` (its `files` a delta channel too): its regenerate as
+    the newest LangGraph stores it is never flagged; unsealed, it is found and repaired."""
+    agent = deep_agent(model(*REPLIES), ToolBox(), store.saver)
+    for text in ("Hi", "Again?"):
+        await store.invoke(agent, {"messages": [HumanMessage(text)]}, config("deep"))
+    history = [s async for s in _history(store, agent, config("deep"))]
+    before_answer = next(s for s in history if "model" in s.next)
+    await store.invoke(agent, None, before_answer.config)
+    assert texts(await messages_of(store, agent, config("deep"))) == REGENERATED
+    assert (await run_repair(store, dry_run=True, prove_history=True)).threads == []
+
+    tuples = await store.list(store.saver, config("deep"))
+    fork = next(t for t in tuples if t.metadata.get("source") == "fork")
+    parent_id = before_answer.config["configurable"]["checkpoint_id"]
+    await unseal_fork(store, fork, await _tuple(store, "deep", parent_id))
+    assert "First answer." in texts(await messages_of(store, agent, config("deep")))
+    report = await run_repair(store, prove_history=True)
+    assert report.threads_repaired == 1
+    result = await store.invoke(agent, {"messages": [HumanMessage("On?")]}, config("deep"))
+    assert texts(result["messages"]) == [*REGENERATED, "On?", "Fine."]

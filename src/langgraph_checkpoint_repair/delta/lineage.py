@@ -112,14 +112,18 @@ def proofs(
     reads: Mapping[str, Any] | None = None,
 ) -> dict[str, Proof]:
     """Each channel's proof over the head's chain: only channels whose chain holds a
-    seed after its first checkpoint have anything to prove. `reads`: the head's values
-    as its load rebuilt them, where it stores none (`with_head_read`)."""
+    seed, or forks from the thread's first checkpoint on, have anything to prove.
+    `reads`: the head's values as its load rebuilt them, where it stores none
+    (`with_head_read`)."""
     chain = chain_of(tuples, head_id)
     children = children_of(tuples)
+    from_root = bool(chain) and parent_id_of(chain[0]) is None
     found: dict[str, Proof] = {}
     for channel in channels:
         chained = links(chain, children, channel)
-        if any(link.stored is not NOT_STORED for link in chained):
+        seeded = any(link.stored is not NOT_STORED for link in chained)
+        forked = from_root and any(link.others or link.copies_parent for link in chained)
+        if seeded or forked:
             read = (reads or {}).get(channel, NOT_STORED)
             found[channel] = with_head_read(prove(chained), head_id, read)
     return found
